@@ -1,0 +1,50 @@
+# nodwyn — make targets. `make test` is what CI runs (through .ci/run).
+GO        ?= go
+STATICCHECK_VERSION ?= v0.8.2
+BIN       := bin
+export CGO_ENABLED ?= 0
+
+.PHONY: all build test check fmt vet lint tidy-check bench demo tools clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -o $(BIN)/nodwyn ./cmd/nodwyn
+
+test:
+	$(GO) test -count=1 ./...
+
+test-race:
+	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+
+fmt:
+	@out=$$(gofmt -s -l $$(git ls-files '*.go' | grep -v '^bench/')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+tools:
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+lint: tools
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+tidy-check:
+	@cp go.mod /tmp/nodwyn-go.mod.bak; cp go.sum /tmp/nodwyn-go.sum.bak; \
+	$(GO) mod tidy; \
+	if ! cmp -s go.mod /tmp/nodwyn-go.mod.bak || ! cmp -s go.sum /tmp/nodwyn-go.sum.bak; then \
+	  echo "go mod tidy changes go.mod/go.sum; run it and commit"; \
+	  cp /tmp/nodwyn-go.mod.bak go.mod; cp /tmp/nodwyn-go.sum.bak go.sum; exit 1; fi
+
+check: fmt vet lint tidy-check test
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./scheme/ ./internal/...
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem .
+
+demo: build
+	@./scripts/demo.sh
+
+clean:
+	rm -rf $(BIN)
