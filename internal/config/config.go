@@ -1,0 +1,576 @@
+// Package config finds nodwyn's directories and reads its configuration.
+//
+// The configuration directory is $XDG_CONFIG_HOME/nodwyn (default
+// ~/.config/nodwyn) and the data directory $XDG_DATA_HOME/nodwyn (default
+// ~/.local/share/nodwyn); see [ResolveDirs].
+//
+// [Load] reads, in order, <config>/config.toml and <folder>/.nodwyn/config.toml,
+// then the environment; a later source wins, key by key. Flags are the
+// caller's and come last. A malformed file, a key nodwyn does not know and a
+// key that would set a property of a run (yolo, unattended, sandbox) are
+// errors that name the file, the line and the key ([*Error]).
+//
+// [APIKey] finds a provider's key in the environment or in
+// <config>/credentials.toml, never in the project folder.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Dirs are nodwyn's configuration and data directories.
+type Dirs struct {
+	Config string // $XDG_CONFIG_HOME/nodwyn: config.toml, init.scm, credentials.toml
+	Data   string // $XDG_DATA_HOME/nodwyn: sessions, logs, the version store
+}
+
+// ResolveDirs returns the directories under XDG_CONFIG_HOME and XDG_DATA_HOME
+// as getenv reports them. A variable that is unset, empty or not an absolute
+// path is ignored, as the XDG base directory specification says, and the
+// default under home is used: ~/.config/nodwyn and ~/.local/share/nodwyn.
+func ResolveDirs(getenv func(string) string, home string) Dirs {
+	base := func(env string, def ...string) string {
+		if v := getenv(env); v != "" && filepath.IsAbs(v) {
+			return filepath.Clean(v)
+		}
+		return filepath.Join(append([]string{home}, def...)...)
+	}
+	return Dirs{
+		Config: filepath.Join(base("XDG_CONFIG_HOME", ".config"), "nodwyn"),
+		Data:   filepath.Join(base("XDG_DATA_HOME", ".local", "share"), "nodwyn"),
+	}
+}
+
+// Provider chooses the model: [provider] in config.toml.
+type Provider struct {
+	Name    string `toml:"name"`     // "openai", "anthropic" or "script"
+	Model   string `toml:"model"`    // the model's name at the provider
+	BaseURL string `toml:"base_url"` // an OpenAI- or Anthropic-compatible endpoint
+	KeyEnv  string `toml:"key_env"`  // the environment variable that holds the key
+	Script  string `toml:"script"`   // the reply file of the scripted model
+}
+
+// Loop chooses the Scheme loop: [loop] in config.toml.
+type Loop struct {
+	Profile string `toml:"profile"` // "lean", "full" or a project's own
+}
+
+// Limits are the run's default budgets: [limits] in config.toml.
+type Limits struct {
+	MaxToolCalls int      `toml:"max_tool_calls"`
+	Timeout      Duration `toml:"timeout"` // wall clock, "30m"
+}
+
+// File is what a config.toml may hold.
+type File struct {
+	Provider Provider `toml:"provider"`
+	Loop     Loop     `toml:"loop"`
+	Limits   Limits   `toml:"limits"`
+}
+
+// Config is the configuration after layering files and environment.
+type Config struct {
+	File
+	// Sources are the files read, in order.
+	Sources []string
+	// Origin names where each setting that is set came from, by its key
+	// ("provider.base_url"): "<file>:<line>" or "env <NAME>".
+	Origin map[string]string
+}
+
+// Duration is a time.Duration written in config as a string such as "30m" or
+// "1h30m".
+type Duration time.Duration
+
+// UnmarshalText parses a duration such as "30m"; it must not be negative.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("duration %q: write a number with a unit, such as \"30m\" or \"90s\"", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("duration %q is negative: write a positive one such as \"30m\"", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the duration as time.Duration.String does.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// String is time.Duration's String.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// Std returns d as a time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// Error is a problem in a configuration or credentials file.
+type Error struct {
+	File string // the file's path
+	Line int    // 1-based; 0 when unknown
+	Col  int    // 1-based; 0 when unknown
+	Key  string // the dotted key, such as "provider.model"; "" when unknown
+	Msg  string // what is wrong and how to fix it
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, ":%d", e.Col)
+		}
+	}
+	b.WriteString(": ")
+	if e.Key != "" {
+		fmt.Fprintf(&b, "key %s: ", e.Key)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// runKeys are properties of a run that no file may set.
+var runKeys = map[string]bool{"yolo": true, "unattended": true, "sandbox": true}
+
+// secretKeys are names under which someone may try to put a key in config.
+var secretKeys = map[string]bool{"api_key": true, "apikey": true, "key": true, "keys": true, "token": true, "secret": true, "password": true}
+
+// ProjectConfig returns the path of a folder's own config file.
+func ProjectConfig(folder string) string {
+	return filepath.Join(folder, ".nodwyn", "config.toml")
+}
+
+// Load reads dirs.Config/config.toml, then <folder>/.nodwyn/config.toml, then
+// the environment. A file that does not exist is skipped; folder "" skips the
+// project file. Each source sets only the keys it names, and a later source
+// wins. The environment: NODWYN_PROFILE sets loop.profile, NODWYN_PROVIDER
+// provider.name, NODWYN_MODEL provider.model, and OPENAI_BASE_URL or
+// ANTHROPIC_BASE_URL provider.base_url when the provider is openai or
+// anthropic (as the official SDKs read them); the environment wins over files.
+// An error in a file is an [*Error].
+func Load(dirs Dirs, folder string, getenv func(string) string) (*Config, error) {
+	c := &Config{Origin: map[string]string{}}
+	paths := []string{filepath.Join(dirs.Config, "config.toml")}
+	if folder != "" {
+		paths = append(paths, ProjectConfig(folder))
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read config %s: %w", p, err)
+		}
+		if err := c.layer(p, data); err != nil {
+			return nil, err
+		}
+		c.Sources = append(c.Sources, p)
+	}
+	env := func(name, key string, dst *string) {
+		if v := getenv(name); v != "" {
+			*dst = v
+			c.Origin[key] = "env " + name
+		}
+	}
+	env("NODWYN_PROFILE", "loop.profile", &c.Loop.Profile)
+	env("NODWYN_PROVIDER", "provider.name", &c.Provider.Name)
+	env("NODWYN_MODEL", "provider.model", &c.Provider.Model)
+	switch c.Provider.Name {
+	case "openai":
+		env("OPENAI_BASE_URL", "provider.base_url", &c.Provider.BaseURL)
+	case "anthropic":
+		env("ANTHROPIC_BASE_URL", "provider.base_url", &c.Provider.BaseURL)
+	}
+	return c, nil
+}
+
+// leaf is a settable key of File.
+type leaf struct {
+	key   string // "provider.model"
+	index []int  // reflect field index path from File
+	typ   reflect.Type
+}
+
+var (
+	leaves    []leaf
+	leafByKey = map[string]leaf{}
+	tables    = map[string]bool{}
+)
+
+func init() {
+	textType := reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()
+	var walk func(t reflect.Type, prefix string, index []int)
+	walk = func(t reflect.Type, prefix string, index []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			key := prefix + f.Tag.Get("toml")
+			idx := append(append([]int(nil), index...), i)
+			if f.Type.Kind() == reflect.Struct && !reflect.PointerTo(f.Type).Implements(textType) {
+				tables[key] = true
+				walk(f.Type, key+".", idx)
+				continue
+			}
+			l := leaf{key: key, index: idx, typ: f.Type}
+			leaves = append(leaves, l)
+			leafByKey[key] = l
+		}
+	}
+	walk(reflect.TypeFor[File](), "", nil)
+}
+
+// knownKeys lists the keys a file may hold, for error messages.
+func knownKeys() string {
+	var ks []string
+	for _, l := range leaves {
+		ks = append(ks, l.key)
+	}
+	return strings.Join(ks, ", ")
+}
+
+// layer decodes one file and sets in c the keys it defines.
+func (c *Config) layer(path string, data []byte) error {
+	text := string(data)
+	lines := keyLines(text)
+	fail := func(key, format string, args ...any) error {
+		return &Error{File: path, Line: lines.find(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+
+	// Syntax first, into a map, so that every key is seen before types are.
+	var raw map[string]any
+	md, err := toml.Decode(text, &raw)
+	if err != nil {
+		return parseError(path, text, lines, err)
+	}
+	for _, k := range md.Keys() {
+		last := strings.ToLower(strings.ReplaceAll(k[len(k)-1], "-", "_"))
+		if runKeys[last] {
+			return fail(k.String(), "%s is not accepted in a config file: yolo, unattended and sandbox are properties of a run, given by flags only (--%s); remove the key", k[len(k)-1], last)
+		}
+	}
+	for _, k := range md.Keys() {
+		ks := k.String()
+		if tables[ks] {
+			if _, ok := lookup(raw, k).(map[string]any); !ok {
+				return fail(ks, "must be a table ([%s]), not %s", ks, md.Type(k...))
+			}
+			continue
+		}
+		l, ok := leafByKey[ks]
+		if !ok {
+			last := strings.ToLower(k[len(k)-1])
+			if secretKeys[last] || strings.HasSuffix(last, "_key") {
+				return fail(ks, "keys are never read from config.toml: put it in the environment variable that provider.key_env names or in credentials.toml in the configuration directory ([keys] <provider> = \"...\")")
+			}
+			return fail(ks, "unknown key; the known keys are %s", knownKeys())
+		}
+		if err := checkType(l, lookup(raw, k)); err != nil {
+			return fail(ks, "%v", err)
+		}
+	}
+
+	// Then into the struct, for the values themselves (durations).
+	var f File
+	md, err = toml.Decode(text, &f)
+	if err != nil {
+		return parseError(path, text, lines, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return fail(und[0].String(), "unknown key; the known keys are %s", knownKeys())
+	}
+	src := reflect.ValueOf(&f).Elem()
+	dst := reflect.ValueOf(&c.File).Elem()
+	for _, l := range leaves {
+		if md.IsDefined(strings.Split(l.key, ".")...) {
+			dst.FieldByIndex(l.index).Set(src.FieldByIndex(l.index))
+			c.Origin[l.key] = fmt.Sprintf("%s:%d", path, lines.find(l.key))
+		}
+	}
+	return nil
+}
+
+// checkType says what is wrong when a value does not fit its field.
+func checkType(l leaf, v any) error {
+	want := ""
+	ok := true
+	switch {
+	case l.typ == reflect.TypeFor[Duration]():
+		_, ok = v.(string)
+		want = `a string such as "30m"`
+	case l.typ.Kind() == reflect.String:
+		_, ok = v.(string)
+		want = "a string"
+	case l.typ.Kind() == reflect.Int:
+		n, isInt := v.(int64)
+		ok = isInt && n >= 0
+		want = "a whole number, 0 or more"
+	case l.typ.Kind() == reflect.Bool:
+		_, ok = v.(bool)
+		want = "true or false"
+	}
+	if !ok {
+		return fmt.Errorf("value %s: want %s", shortValue(v), want)
+	}
+	return nil
+}
+
+func shortValue(v any) string {
+	s := fmt.Sprintf("%#v", v)
+	if s2, ok := v.(string); ok {
+		s = fmt.Sprintf("%q", s2)
+	}
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	return s
+}
+
+// lookup returns the value at a key path in a decoded document.
+func lookup(m map[string]any, k toml.Key) any {
+	var cur any = m
+	for _, part := range k {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[part]
+	}
+	return cur
+}
+
+// parseError turns a toml error into an *Error naming the file. The line and
+// column are counted from the error's byte offset (the parser reports an error
+// at a line's end on the next line). The last key parsed is given as the key
+// when it is on that line, else as context.
+func parseError(path, text string, lines lineIndex, err error) error {
+	var pe toml.ParseError
+	if !errors.As(err, &pe) {
+		return &Error{File: path, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+	}
+	e := &Error{File: path, Line: pe.Position.Line, Col: pe.Position.Col, Msg: pe.Message}
+	if s := pe.Position.Start; s > 0 && s <= len(text) {
+		before := text[:s]
+		e.Line = strings.Count(before, "\n") + 1
+		e.Col = s - strings.LastIndexByte(before, '\n')
+	}
+	if pe.LastKey != "" {
+		if lines.find(pe.LastKey) == e.Line {
+			e.Key = pe.LastKey
+		} else {
+			e.Msg += fmt.Sprintf(" (after key %s)", pe.LastKey)
+		}
+	}
+	if pe.Usage != "" {
+		e.Msg += "; " + strings.Join(strings.Fields(pe.Usage), " ")
+	}
+	return e
+}
+
+// lineIndex maps dotted keys to the line that defines them.
+type lineIndex map[string]int
+
+// find returns the line of key, or of its longest defined prefix, or 0.
+func (li lineIndex) find(key string) int {
+	for k := key; k != ""; {
+		if n, ok := li[k]; ok {
+			return n
+		}
+		i := strings.LastIndexByte(k, '.')
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return 0
+}
+
+// keyLines scans a TOML text for table headers and key/value lines. It is
+// only used to point at a line in a message; the text has already parsed.
+func keyLines(text string) lineIndex {
+	li := lineIndex{}
+	table := ""
+	inMulti := ""
+	set := func(key string, line int) {
+		if _, ok := li[key]; !ok {
+			li[key] = line
+		}
+	}
+	for n, line := range strings.Split(text, "\n") {
+		lineNo := n + 1
+		if inMulti != "" {
+			if strings.Count(line, inMulti)%2 == 1 {
+				inMulti = ""
+			}
+			continue
+		}
+		t := strings.TrimSpace(line)
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		if t[0] == '[' {
+			h := strings.TrimLeft(t, "[")
+			if i := strings.IndexByte(h, ']'); i >= 0 {
+				h = h[:i]
+			}
+			table = joinKey(splitKey(h))
+			set(table, lineNo)
+			continue
+		}
+		eq := indexOutsideQuotes(t, '=')
+		if eq < 0 {
+			continue
+		}
+		parts := splitKey(t[:eq])
+		prefix := table
+		for _, p := range parts {
+			if prefix != "" {
+				prefix += "."
+			}
+			prefix += quoteKey(p)
+			set(prefix, lineNo)
+		}
+		rest := t[eq+1:]
+		for _, q := range []string{`"""`, `'''`} {
+			if strings.Count(rest, q)%2 == 1 {
+				inMulti = q
+				break
+			}
+		}
+	}
+	return li
+}
+
+func indexOutsideQuotes(s string, c byte) int {
+	var q byte
+	for i := 0; i < len(s); i++ {
+		switch {
+		case q != 0:
+			if s[i] == '\\' && q == '"' {
+				i++
+			} else if s[i] == q {
+				q = 0
+			}
+		case s[i] == '"' || s[i] == '\'':
+			q = s[i]
+		case s[i] == c:
+			return i
+		}
+	}
+	return -1
+}
+
+// splitKey splits a dotted key into its parts, unquoting quoted ones.
+func splitKey(s string) []string {
+	var parts []string
+	for {
+		s = strings.TrimSpace(s)
+		i := indexOutsideQuotes(s, '.')
+		part := s
+		if i >= 0 {
+			part = s[:i]
+		}
+		part = strings.TrimSpace(part)
+		if len(part) >= 2 && (part[0] == '"' || part[0] == '\'') && part[len(part)-1] == part[0] {
+			part = part[1 : len(part)-1]
+		}
+		parts = append(parts, part)
+		if i < 0 {
+			return parts
+		}
+		s = s[i+1:]
+	}
+}
+
+func joinKey(parts []string) string {
+	k := make(toml.Key, len(parts))
+	copy(k, parts)
+	return k.String()
+}
+
+func quoteKey(p string) string { return toml.Key{p}.String() }
+
+// DefaultKeyEnv is the environment variable that holds a provider's key when
+// provider.key_env is not set: OPENAI_API_KEY or ANTHROPIC_API_KEY.
+func DefaultKeyEnv(provider string) string {
+	switch provider {
+	case "openai":
+		return "OPENAI_API_KEY"
+	case "anthropic":
+		return "ANTHROPIC_API_KEY"
+	}
+	return ""
+}
+
+// CredentialsPath is the credentials file in the configuration directory.
+func CredentialsPath(dirs Dirs) string {
+	return filepath.Join(dirs.Config, "credentials.toml")
+}
+
+// APIKey returns the key for provider: the environment variable keyEnv (or
+// [DefaultKeyEnv] when keyEnv is ""), else the provider's entry in
+// <config>/credentials.toml:
+//
+//	[keys]
+//	openai = "sk-..."
+//
+// Nothing in the project folder is consulted. It returns "" and no error when
+// there is no key. A malformed credentials file is an [*Error] that names the
+// file, line and key but never shows a value.
+func APIKey(dirs Dirs, provider, keyEnv string, getenv func(string) string) (string, error) {
+	if keyEnv == "" {
+		keyEnv = DefaultKeyEnv(provider)
+	}
+	if keyEnv != "" {
+		if v := strings.TrimSpace(getenv(keyEnv)); v != "" {
+			return v, nil
+		}
+	}
+	if provider == "" {
+		return "", nil
+	}
+	path := CredentialsPath(dirs)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read credentials %s: %w", path, err)
+	}
+	var cred struct {
+		Keys map[string]any `toml:"keys"`
+	}
+	md, err := toml.Decode(string(data), &cred)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			// The message may quote the text; a key file's text stays out of it.
+			return "", &Error{File: path, Line: pe.Position.Line, Col: pe.Position.Col, Key: pe.LastKey, Msg: "malformed TOML; the file holds [keys] with lines such as openai = \"...\""}
+		}
+		return "", &Error{File: path, Msg: "malformed; the file holds [keys] with lines such as openai = \"...\""}
+	}
+	lines := keyLines(string(data))
+	for _, k := range md.Undecoded() {
+		if k[0] != "keys" {
+			return "", &Error{File: path, Line: lines.find(k.String()), Key: k.String(), Msg: "unknown key; the file holds only [keys] with lines such as openai = \"...\""}
+		}
+	}
+	v, ok := cred.Keys[provider]
+	if !ok {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		k := "keys." + quoteKey(provider)
+		return "", &Error{File: path, Line: lines.find(k), Key: k, Msg: "want a string"}
+	}
+	return strings.TrimSpace(s), nil
+}
