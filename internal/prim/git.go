@@ -1,0 +1,110 @@
+package prim
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// git-status {} and git-diff {path, staged}: the real git, run in the
+// folder with the scrubbed environment, never a pager, a prompt or colour.
+// Offered only in a git work tree, and only where git is installed.
+
+const gitTimeout = time.Minute
+
+// IsGitRepo reports whether folder is inside a git work tree, as git
+// itself says; false where git is not installed.
+func IsGitRepo(folder string) bool {
+	g, err := exec.LookPath("git")
+	if err != nil {
+		return false
+	}
+	return isGitRepo(g, folder, ScrubEnv(os.Environ(), DefaultOptions().EnvAllow))
+}
+
+func isGitRepo(git, folder string, env []string) bool {
+	cmd := exec.Command(git, "rev-parse", "--is-inside-work-tree")
+	cmd.Dir = folder
+	cmd.Env = gitEnv(env)
+	out, err := cmd.Output()
+	return err == nil && strings.TrimSpace(string(out)) == "true"
+}
+
+func gitEnv(env []string) []string {
+	return append(env[:len(env):len(env)], "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_PAGER=cat", "PAGER=cat")
+}
+
+// git runs git with args in the folder; ok is false when git failed.
+func (t *Tools) runGit(parent context.Context, args ...string) (out string, ok bool, err error) {
+	ctx, cancel := context.WithTimeout(parent, gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, t.git, append([]string{"-c", "core.quotepath=off", "-c", "color.ui=false"}, args...)...)
+	cmd.Dir = t.opts.Folder
+	cmd.Env = gitEnv(t.env)
+	buf := &headTailWriter{h: headTail{max: t.opts.MaxOutput}}
+	cmd.Stdout = buf
+	cmd.Stderr = buf
+	runErr := cmd.Run()
+	if err := parent.Err(); err != nil {
+		return "", false, err
+	}
+	if ctx.Err() != nil {
+		return buf.h.String() + "[git took longer than " + gitTimeout.String() + " and was stopped]", false, nil
+	}
+	return buf.h.String(), runErr == nil, nil
+}
+
+type headTailWriter struct{ h headTail }
+
+func (w *headTailWriter) Write(p []byte) (int, error) { w.h.write(p); return len(p), nil }
+
+func (t *Tools) gitStatus(ctx context.Context, a *argReader) (Result, error) {
+	if r, bad := a.result(); bad {
+		return r, nil
+	}
+	out, ok, err := t.runGit(ctx, "status", "--short", "--branch")
+	if err != nil {
+		return Result{Output: "[cancelled]", IsError: true}, err
+	}
+	if !ok {
+		return failf("git-status: git failed:\n%s", out), nil
+	}
+	out = strings.TrimSuffix(out, "\n")
+	if !strings.Contains(out, "\n") {
+		out += "\n[clean: no changes, no untracked files]"
+	}
+	return Result{Output: out}, nil
+}
+
+func (t *Tools) gitDiff(ctx context.Context, a *argReader) (Result, error) {
+	p := a.str("path", false)
+	staged := a.bool("staged")
+	if r, bad := a.result(); bad {
+		return r, nil
+	}
+	args := []string{"diff", "--no-ext-diff", "--no-color"}
+	if staged {
+		args = append(args, "--staged")
+	}
+	if p != "" {
+		args = append(args, "--", Resolve(t.opts.Folder, p))
+	}
+	out, ok, err := t.runGit(ctx, args...)
+	if err != nil {
+		return Result{Output: "[cancelled]", IsError: true}, err
+	}
+	if !ok {
+		return failf("git-diff: git failed:\n%s", out), nil
+	}
+	if out == "" {
+		switch {
+		case staged:
+			out = "[no staged changes]"
+		default:
+			out = "[no unstaged changes to tracked files; new files show in git-status, staged changes with staged: true]"
+		}
+	}
+	return Result{Output: strings.TrimSuffix(out, "\n")}, nil
+}

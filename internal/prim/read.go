@@ -1,0 +1,186 @@
+package prim
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// fs-read {path, offset, limit}: a file's lines, numbered ("     1\tline"),
+// from offset (1-based, default 1), limit lines (default 2000), with a note
+// saying how to read on when there are more; a line longer than
+// maxReadLine characters is cut. A binary file is refused with a message; a
+// directory gives its listing.
+
+const (
+	defaultReadLimit = 2000
+	maxReadLine      = 2000
+	maxListing       = 1000
+)
+
+func (t *Tools) fsRead(a *argReader) (Result, error) {
+	p := a.str("path", true)
+	offset, hasOffset := a.int("offset")
+	limit, hasLimit := a.int("limit")
+	if hasOffset && offset < 1 {
+		a.fail("offset is the first line to read, counting from 1, not %d", offset)
+	}
+	if hasLimit && limit < 1 {
+		a.fail("limit is a number of lines, at least 1, not %d", limit)
+	}
+	if r, bad := a.result(); bad {
+		return r, nil
+	}
+	if p == "" {
+		return failf("fs-read: the path is empty"), nil
+	}
+	if !hasOffset {
+		offset = 1
+	}
+	if !hasLimit {
+		limit = defaultReadLimit
+	}
+	abs := Resolve(t.opts.Folder, p)
+	f, err := os.Open(abs)
+	if err != nil {
+		return failf("fs-read: %s", cleanErr(err)), nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return failf("fs-read: %s", cleanErr(err)), nil
+	}
+	if fi.IsDir() {
+		return t.listDir(f, abs)
+	}
+	if !fi.Mode().IsRegular() {
+		return failf("fs-read: %s is not a regular file (%s)", t.rel(abs), fi.Mode().Type()), nil
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	if head, _ := br.Peek(8000); isBinary(head) {
+		return failf("fs-read: %s is a binary file (%d bytes); fs-read shows text only. Look at it with a command, e.g. shell-exec \"file %s\" or \"xxd %s | head\"", t.rel(abs), fi.Size(), p, p), nil
+	}
+
+	var b strings.Builder
+	b.Grow(min(int(fi.Size())+int(fi.Size())/4, 4<<20) + 64)
+	var num []byte
+	n, shown, cut := 0, 0, 0
+	for {
+		line, err := readLine(br)
+		if err != nil && line == nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return failf("fs-read: %s: %v", t.rel(abs), err), nil
+		}
+		n++
+		if n < offset || shown >= limit {
+			continue
+		}
+		shown++
+		num = strconv.AppendInt(num[:0], int64(n), 10)
+		for i := len(num); i < 6; i++ {
+			b.WriteByte(' ')
+		}
+		b.Write(num)
+		b.WriteByte('\t')
+		if len(line) > maxReadLine {
+			cut++
+			b.WriteString(toValid(string(line[:maxReadLine])))
+			b.WriteString("… [line cut]")
+		} else if isASCII(line) {
+			b.Write(line)
+		} else {
+			b.WriteString(toValid(string(line)))
+		}
+		b.WriteByte('\n')
+	}
+	rel := t.rel(abs)
+	switch {
+	case n == 0:
+		return Result{Output: fmt.Sprintf("[%s is empty]", rel)}, nil
+	case offset > n:
+		return failf("fs-read: %s has %d lines; offset %d is past its end", rel, n, offset), nil
+	}
+	last := offset + shown - 1
+	if last < n {
+		fmt.Fprintf(&b, "[lines %d-%d of %d; read on with offset %d]\n", offset, last, n, last+1)
+	}
+	if cut > 0 {
+		fmt.Fprintf(&b, "[%d lines longer than %d characters were cut; use shell-exec to see them whole]\n", cut, maxReadLine)
+	}
+	return Result{Output: strings.TrimSuffix(b.String(), "\n")}, nil
+}
+
+// readLine returns the next line without its "\n" (and "\r"); a line
+// longer than the reader's buffer comes back whole.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		long := append([]byte(nil), line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = br.ReadSlice('\n')
+			long = append(long, line...)
+		}
+		line = long
+	}
+	if len(line) == 0 {
+		return nil, err
+	}
+	if line[len(line)-1] == '\n' {
+		line = line[:len(line)-1]
+	}
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return line, err
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *Tools) listDir(f *os.File, abs string) (Result, error) {
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return failf("fs-read: %s", cleanErr(err)), nil
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case e.IsDir():
+			name += "/"
+		case e.Type()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(abs + "/" + e.Name()); err == nil {
+				name += " -> " + target
+			}
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, "[directory %s: %d entries]\n", t.rel(abs), len(names))
+	for i, n := range names {
+		if i == maxListing {
+			fmt.Fprintf(&b, "[%d more not shown; use fs-find or shell-exec \"ls\" to see them]\n", len(names)-maxListing)
+			break
+		}
+		b.WriteString(n)
+		b.WriteByte('\n')
+	}
+	return Result{Output: strings.TrimSuffix(b.String(), "\n")}, nil
+}

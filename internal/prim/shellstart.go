@@ -1,0 +1,222 @@
+package prim
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// shell-start {command}: a background process the session owns, in a
+// process group of its own, its output (stdout and stderr) going to a file
+// in the scratch directory. It gets an id ("bg1"); shell-read {id, tail}
+// shows its output so far and whether it still runs, shell-stop {id} stops
+// it. Close stops every one of them, in every mode.
+
+type bgProc struct {
+	id      string
+	command string
+	pgid    int
+	outPath string
+	cmd     *exec.Cmd
+	started time.Time
+	exited  chan struct{}
+	stopped atomic.Bool // by shell-stop or Close
+}
+
+func (t *Tools) findBg(id string) (*bgProc, string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ids []string
+	for _, b := range t.bg {
+		if b.id == id {
+			return b, ""
+		}
+		ids = append(ids, b.id)
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Sprintf("no process %q: nothing was started with shell-start in this session", id)
+	}
+	return nil, fmt.Sprintf("no process %q; the ids are: %s", id, strings.Join(ids, ", "))
+}
+
+func (t *Tools) outDir() (string, error) {
+	if t.opts.Scratch != "" {
+		return t.opts.Scratch, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.bgDir == "" {
+		d, err := os.MkdirTemp("", "nodwyn-bg-")
+		if err != nil {
+			return "", err
+		}
+		t.bgDir = d
+	}
+	return t.bgDir, nil
+}
+
+func (t *Tools) shellStart(a *argReader) (Result, error) {
+	command := a.str("command", true)
+	if r, bad := a.result(); bad {
+		return r, nil
+	}
+	if strings.TrimSpace(command) == "" {
+		return failf("shell-start: the command is empty"), nil
+	}
+	dir, err := t.outDir()
+	if err != nil {
+		return Result{}, fmt.Errorf("prim: shell-start: %w", err)
+	}
+	t.mu.Lock()
+	t.bgSeq++
+	id := "bg" + strconv.Itoa(t.bgSeq)
+	t.mu.Unlock()
+	outPath := filepath.Join(dir, "shell-"+id+".out")
+	f, err := os.OpenFile(outPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return failf("shell-start: could not make the output file: %v", err), nil
+	}
+	cmd := exec.Command(t.opts.Shell, "-c", command)
+	cmd.Dir = t.opts.Folder
+	cmd.Env = t.env
+	cmd.Stdout = f
+	cmd.Stderr = f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	f.Close()
+	if err != nil {
+		return failf("shell-start: could not start %s: %v", t.opts.Shell, err), nil
+	}
+	b := &bgProc{id: id, command: command, pgid: cmd.Process.Pid, outPath: outPath, cmd: cmd, started: time.Now(), exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(b.exited)
+	}()
+	t.mu.Lock()
+	t.bg = append(t.bg, b)
+	t.mu.Unlock()
+	return Result{Output: fmt.Sprintf("started %s (pid %d); its output goes to %s\nread it with shell-read {\"id\": %q}, stop it with shell-stop {\"id\": %q}", id, b.pgid, outPath, id, id)}, nil
+}
+
+// status says whether b still runs, or how it ended.
+func (b *bgProc) status() (string, int) {
+	select {
+	case <-b.exited:
+	default:
+		return fmt.Sprintf("%s is running (pid %d, for %v)", b.id, b.pgid, time.Since(b.started).Round(time.Second)), 0
+	}
+	st := b.cmd.ProcessState
+	how := ""
+	if b.stopped.Load() {
+		how = ", stopped by shell-stop"
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("%s has ended: killed by signal %d (%s)%s", b.id, int(ws.Signal()), signalName(ws.Signal()), how), 128 + int(ws.Signal())
+	}
+	return fmt.Sprintf("%s has ended: exit status %d%s", b.id, st.ExitCode(), how), st.ExitCode()
+}
+
+func (t *Tools) shellRead(a *argReader) (Result, error) {
+	id := a.str("id", true)
+	tail, hasTail := a.int("tail")
+	if hasTail && tail <= 0 {
+		a.fail("tail must be a positive number of lines, not %d", tail)
+	}
+	if r, bad := a.result(); bad {
+		return r, nil
+	}
+	b, msg := t.findBg(id)
+	if b == nil {
+		return failf("shell-read: %s", msg), nil
+	}
+	status, code := b.status() // before reading, so output after "ended" is complete
+	f, err := os.Open(b.outPath)
+	if err != nil {
+		return failf("shell-read: could not open %s's output %s: %v", id, b.outPath, err), nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Result{}, fmt.Errorf("prim: shell-read: %w", err)
+	}
+	size := fi.Size()
+	from := max(0, size-int64(t.opts.MaxOutput))
+	data, err := io.ReadAll(io.NewSectionReader(f, from, size-from))
+	if err != nil {
+		return Result{}, fmt.Errorf("prim: shell-read: %w", err)
+	}
+	out := string(data)
+	left := from
+	if from > 0 { // start at a whole line
+		if i := strings.IndexByte(out, '\n'); i >= 0 {
+			out = out[i+1:]
+			left += int64(i + 1)
+		}
+	}
+	if hasTail {
+		lines := strings.SplitAfter(out, "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		if len(lines) > tail {
+			for _, l := range lines[:len(lines)-tail] {
+				left += int64(len(l))
+			}
+			out = strings.Join(lines[len(lines)-tail:], "")
+		}
+	}
+	out = toValid(out)
+	if left > 0 {
+		out = fmt.Sprintf("[... the first %d bytes of output left out; the whole output is in %s ...]\n", left, b.outPath) + out
+	}
+	if size == 0 {
+		out = "[no output yet]"
+	}
+	return Result{Output: withTrailer(out, "["+status+"]"), ExitCode: code}, nil
+}
+
+func (t *Tools) shellStop(a *argReader) (Result, error) {
+	id := a.str("id", true)
+	if r, bad := a.result(); bad {
+		return r, nil
+	}
+	b, msg := t.findBg(id)
+	if b == nil {
+		return failf("shell-stop: %s", msg), nil
+	}
+	select {
+	case <-b.exited:
+		status, code := b.status()
+		return Result{Output: "[" + status + "; nothing to stop]", ExitCode: code}, nil
+	default:
+	}
+	t.stopBg(b)
+	status, code := b.status()
+	return Result{Output: "[" + status + "]", ExitCode: code}, nil
+}
+
+// stopBg stops b's process group and waits for its own program to end.
+func (t *Tools) stopBg(b *bgProc) {
+	select {
+	case <-b.exited:
+		// Its own program has ended; what it left in its group has not.
+		if groupAlive(b.pgid) {
+			stopGroup(b.pgid, t.stopGrace)
+		}
+		return
+	default:
+	}
+	b.stopped.Store(true)
+	stopGroup(b.pgid, t.stopGrace)
+	select {
+	case <-b.exited:
+	case <-time.After(t.stopGrace + time.Second):
+	}
+}

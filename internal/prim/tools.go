@@ -1,0 +1,438 @@
+// Package prim holds nodwyn's tool primitives: the programs a model's tool
+// calls run. One file per tool, its test beside it:
+//
+//	shell-exec   shell.go       a command line, run to its end (bash -c, or sh -c)
+//	shell-start  shellstart.go  a background process the session owns (shell-read, shell-stop)
+//	fs-read      read.go        numbered lines of a file, or a directory's listing
+//	fs-write     write.go       a whole file
+//	fs-edit      edit.go        an exact-string replacement that matches once
+//	fs-find      find.go        paths by glob, honouring .gitignore
+//	index-grep   grep.go        regular expressions over files, honouring .gitignore
+//	git-status   git.go         offered only in a git work tree
+//	git-diff     git.go
+//
+// Tools never call the guard: the session asks it before a tool runs. They
+// never decide policy either; Options carries what the session decided
+// (sandbox mode, the lean profile, the allow-listed environment).
+//
+// prim imports only the standard library and golang.org/x/sys.
+package prim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configures a Tools. Folder is required; every other field has a
+// default (see DefaultOptions and New).
+type Options struct {
+	Folder     string        // absolute, the run's folder; relative paths are relative to it
+	Scratch    string        // the session's scratch directory (TMPDIR for commands)
+	Sandbox    bool          // sandbox mode: what a command starts in the background keeps running
+	Lean       bool          // lean profile: a command still running at its time limit is left running (stopped at Close) instead of stopped
+	EnvAllow   []string      // names (and prefixes ending in '*', like "LC_*") passed to children
+	ExtraEnv   []string      // KEY=VALUE added after scrubbing (optional)
+	Timeout    time.Duration // shell-exec default time limit (default 2 min)
+	MaxTimeout time.Duration // the most a call's own timeout may ask for (default 10 min)
+	MaxOutput  int           // bytes of output kept per stream before a truncation marker (default 1 MiB)
+	// Backup is called before a file tool overwrites or edits an existing
+	// file, with its previous content; an error stops the write.
+	Backup func(absPath string, old []byte) error
+	Shell  string // default: bash if found on PATH, else sh
+}
+
+const (
+	defaultTimeout    = 2 * time.Minute
+	defaultMaxTimeout = 10 * time.Minute
+	defaultMaxOutput  = 1 << 20
+)
+
+// DefaultOptions returns the defaults: the allow-listed environment, the
+// time limits and the output cap. Folder and Scratch are the caller's.
+func DefaultOptions() Options {
+	return Options{
+		EnvAllow:   []string{"PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL", "TZ"},
+		Timeout:    defaultTimeout,
+		MaxTimeout: defaultMaxTimeout,
+		MaxOutput:  defaultMaxOutput,
+	}
+}
+
+// Result is what a tool call gives back.
+type Result struct {
+	Output   string   // what the model reads
+	IsError  bool     // the tool failed: bad arguments, a missing file, an edit that did not match
+	ExitCode int      // shell-exec: the command's exit status (a non-zero one is not IsError)
+	Changed  []string // absolute paths the tool wrote
+}
+
+func failf(format string, a ...any) Result {
+	return Result{Output: fmt.Sprintf(format, a...), IsError: true}
+}
+
+// Tools runs the primitives for one session in one folder.
+type Tools struct {
+	opts  Options
+	env   []string // the scrubbed environment of every program a tool runs
+	names []string
+	git   string // path of the git binary, "" when git is not offered
+
+	// Process handling, see shell.go and shellstart.go.
+	stopGrace time.Duration // SIGTERM to SIGKILL
+	procSettle time.Duration // output copied this long after a command exits, at most
+
+	mu        sync.Mutex
+	closed    bool
+	running   map[int]*execProc // shell-exec calls in progress, by pgid
+	leftovers map[int]*execProc // lean commands left running at their time limit, stopped at Close
+	drains    map[*capture]int  // pipes still read and dropped after their call returned, with the pgid
+	bg        []*bgProc         // shell-start processes
+	bgSeq     int
+	bgDir     string         // where shell-start output goes when Scratch is empty (made lazily)
+	wg        sync.WaitGroup // escalations and waits that Close waits for
+	drainWG   sync.WaitGroup // drain goroutines (not waited for by Close in sandbox mode)
+}
+
+// New checks opts, fills in defaults and returns the session's tools.
+func New(opts Options) (*Tools, error) {
+	if opts.Folder == "" || !filepath.IsAbs(opts.Folder) {
+		return nil, fmt.Errorf("prim: folder %q must be an absolute path", opts.Folder)
+	}
+	opts.Folder = filepath.Clean(opts.Folder)
+	if fi, err := os.Stat(opts.Folder); err != nil {
+		return nil, fmt.Errorf("prim: folder: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("prim: folder %s is not a directory", opts.Folder)
+	}
+	if opts.Scratch != "" && !filepath.IsAbs(opts.Scratch) {
+		return nil, fmt.Errorf("prim: scratch directory %q must be an absolute path", opts.Scratch)
+	}
+	def := DefaultOptions()
+	if opts.EnvAllow == nil {
+		opts.EnvAllow = def.EnvAllow
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = def.Timeout
+	}
+	if opts.MaxTimeout <= 0 {
+		opts.MaxTimeout = def.MaxTimeout
+	}
+	if opts.MaxTimeout < opts.Timeout {
+		opts.MaxTimeout = opts.Timeout
+	}
+	if opts.MaxOutput <= 0 {
+		opts.MaxOutput = def.MaxOutput
+	}
+	if opts.Shell == "" {
+		if p, err := exec.LookPath("bash"); err == nil {
+			opts.Shell = p
+		} else if p, err := exec.LookPath("sh"); err == nil {
+			opts.Shell = p
+		} else {
+			opts.Shell = "/bin/sh"
+		}
+	}
+	t := &Tools{
+		opts:      opts,
+		stopGrace: 2 * time.Second,
+		procSettle: time.Second,
+		running:   map[int]*execProc{},
+		leftovers: map[int]*execProc{},
+		drains:    map[*capture]int{},
+	}
+	t.env = ScrubEnv(os.Environ(), opts.EnvAllow)
+	if opts.Scratch != "" {
+		t.env = setEnv(t.env, "TMPDIR", opts.Scratch)
+	}
+	t.env = append(t.env, opts.ExtraEnv...)
+	t.names = []string{"shell-exec", "shell-start", "shell-read", "shell-stop", "fs-read", "fs-write", "fs-edit", "fs-find", "index-grep"}
+	if g, err := exec.LookPath("git"); err == nil && isGitRepo(g, opts.Folder, t.env) {
+		t.git = g
+		t.names = append(t.names, "git-status", "git-diff")
+	}
+	return t, nil
+}
+
+// Options returns the options in effect, defaults filled in.
+func (t *Tools) Options() Options { return t.opts }
+
+// Env returns the scrubbed environment the tools' programs run with.
+func (t *Tools) Env() []string { return slices.Clone(t.env) }
+
+// Names returns the tools offered in this folder. git-status and git-diff
+// are offered only in a git work tree, and only if git is installed; that
+// is decided once, by New.
+func (t *Tools) Names() []string { return slices.Clone(t.names) }
+
+func (t *Tools) offered(name string) bool { return slices.Contains(t.names, name) }
+
+// Resolve returns the absolute, cleaned path p names: relative paths are
+// relative to folder, "~" and "~/…" are the home directory. Nothing is
+// judged here; the guard does that.
+func Resolve(folder, p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[1:])
+		}
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(folder, p)
+}
+
+// rel shows an absolute path the way results show paths: relative to the
+// folder when inside it, absolute otherwise.
+func (t *Tools) rel(abs string) string {
+	if r, err := filepath.Rel(t.opts.Folder, abs); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+		return filepath.ToSlash(r)
+	}
+	return abs
+}
+
+// Run runs the tool name with args, as decoded from the model's JSON. The
+// error is only for internal failures and for a cancelled ctx (the partial
+// result comes with it); a tool-level failure is a Result with IsError set
+// and a message the model can act on.
+func (t *Tools) Run(ctx context.Context, name string, args map[string]any) (Result, error) {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return Result{}, errors.New("prim: tools are closed")
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if !t.offered(name) {
+		if name == "git-status" || name == "git-diff" {
+			return failf("%s: not offered here: %s is not a git work tree (or git is not installed)", name, t.opts.Folder), nil
+		}
+		return failf("unknown tool %q; the tools are: %s", name, strings.Join(t.names, ", ")), nil
+	}
+	a := argReader{tool: name, m: args}
+	switch name {
+	case "shell-exec":
+		return t.shellExec(ctx, &a)
+	case "shell-start":
+		return t.shellStart(&a)
+	case "shell-read":
+		return t.shellRead(&a)
+	case "shell-stop":
+		return t.shellStop(&a)
+	case "fs-read":
+		return t.fsRead(&a)
+	case "fs-write":
+		return t.fsWrite(&a)
+	case "fs-edit":
+		return t.fsEdit(&a)
+	case "fs-find":
+		return t.fsFind(ctx, &a)
+	case "index-grep":
+		return t.indexGrep(ctx, &a)
+	case "git-status":
+		return t.gitStatus(ctx, &a)
+	case "git-diff":
+		return t.gitDiff(ctx, &a)
+	}
+	return Result{}, fmt.Errorf("prim: tool %q offered but not implemented", name)
+}
+
+// Schema returns the JSON schema of the tool's parameters, or nil for a
+// name that is no tool. Descriptions are the session's business (prompts/).
+func (t *Tools) Schema(name string) map[string]any {
+	s, ok := schemas[name]
+	if !ok {
+		return nil
+	}
+	props := map[string]any{}
+	for _, p := range s.props {
+		props[p.name] = map[string]any{"type": p.typ}
+	}
+	m := map[string]any{"type": "object", "properties": props}
+	if len(s.required) > 0 {
+		m["required"] = slices.Clone(s.required)
+	}
+	return m
+}
+
+type param struct{ name, typ string }
+
+var schemas = map[string]struct {
+	props    []param
+	required []string
+}{
+	"shell-exec":  {[]param{{"command", "string"}, {"timeout", "integer"}}, []string{"command"}},
+	"shell-start": {[]param{{"command", "string"}}, []string{"command"}},
+	"shell-read":  {[]param{{"id", "string"}, {"tail", "integer"}}, []string{"id"}},
+	"shell-stop":  {[]param{{"id", "string"}}, []string{"id"}},
+	"fs-read":     {[]param{{"path", "string"}, {"offset", "integer"}, {"limit", "integer"}}, []string{"path"}},
+	"fs-write":    {[]param{{"path", "string"}, {"content", "string"}}, []string{"path", "content"}},
+	"fs-edit":     {[]param{{"path", "string"}, {"old", "string"}, {"new", "string"}}, []string{"path", "old", "new"}},
+	"fs-find":     {[]param{{"pattern", "string"}, {"path", "string"}}, []string{"pattern"}},
+	"index-grep":  {[]param{{"pattern", "string"}, {"path", "string"}, {"glob", "string"}, {"ignore_case", "boolean"}}, []string{"pattern"}},
+	"git-status":  {nil, nil},
+	"git-diff":    {[]param{{"path", "string"}, {"staged", "boolean"}}, nil},
+}
+
+// argReader reads a tool call's arguments, remembering the first problem.
+type argReader struct {
+	tool string
+	m    map[string]any
+	err  string
+}
+
+func (a *argReader) fail(format string, v ...any) {
+	if a.err == "" {
+		a.err = a.tool + ": " + fmt.Sprintf(format, v...)
+	}
+}
+
+func (a *argReader) str(name string, required bool) string {
+	v, ok := a.m[name]
+	if !ok || v == nil {
+		if required {
+			a.fail("missing argument %q (a string)", name)
+		}
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		a.fail("argument %q must be a string, not %T", name, v)
+	}
+	return s
+}
+
+// int reads an integer argument; ok is false when it is absent.
+func (a *argReader) int(name string) (n int, ok bool) {
+	v, present := a.m[name]
+	if !present || v == nil {
+		return 0, false
+	}
+	switch x := v.(type) {
+	case float64:
+		if x != float64(int(x)) {
+			a.fail("argument %q must be a whole number, not %v", name, x)
+		}
+		return int(x), true
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	case interface{ Int64() (int64, error) }: // json.Number
+		i, err := x.Int64()
+		if err != nil {
+			a.fail("argument %q must be a whole number: %v", name, err)
+		}
+		return int(i), true
+	case string:
+		i, err := strconv.Atoi(strings.TrimSpace(x))
+		if err != nil {
+			a.fail("argument %q must be a whole number, not %q", name, x)
+		}
+		return i, true
+	}
+	a.fail("argument %q must be a whole number, not %T", name, v)
+	return 0, false
+}
+
+func (a *argReader) bool(name string) bool {
+	v, ok := a.m[name]
+	if !ok || v == nil {
+		return false
+	}
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		b, err := strconv.ParseBool(x)
+		if err != nil {
+			a.fail("argument %q must be true or false, not %q", name, x)
+		}
+		return b
+	}
+	a.fail("argument %q must be true or false, not %T", name, v)
+	return false
+}
+
+func (a *argReader) result() (Result, bool) {
+	if a.err != "" {
+		return Result{Output: a.err, IsError: true}, true
+	}
+	return Result{}, false
+}
+
+// Close stops the session's shell-start processes, shell-exec calls still
+// in progress, and the lean commands left running at their time limit. Outside sandbox mode it also stops whatever
+// still holds the output pipes of earlier shell-exec calls. In sandbox mode
+// what shell-exec's commands started in the background is left alone.
+func (t *Tools) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	bg := t.bg
+	var left []*execProc
+	for _, p := range t.leftovers {
+		left = append(left, p)
+	}
+	for _, p := range t.running { // calls still in progress are aborted
+		left = append(left, p)
+	}
+	var holders []*capture
+	if !t.opts.Sandbox {
+		for c := range t.drains {
+			holders = append(holders, c)
+		}
+	}
+	bgDir := t.bgDir
+	t.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for _, b := range bg {
+		wg.Add(1)
+		go func() { defer wg.Done(); t.stopBg(b) }()
+	}
+	for _, p := range left {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stopGroup(p.pgid, t.stopGrace)
+			<-p.exited
+		}()
+	}
+	wg.Wait()
+	for _, c := range holders {
+		killPipeHolders(c.inode)
+	}
+	t.wg.Wait()
+	if !t.opts.Sandbox {
+		waitTimeout(&t.drainWG, 2*t.stopGrace)
+	}
+	if bgDir != "" {
+		os.RemoveAll(bgDir)
+	}
+	return nil
+}
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}

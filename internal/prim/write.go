@@ -1,0 +1,101 @@
+package prim
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// fs-write {path, content}: writes a whole file, making its parent
+// directories. An existing file keeps its mode, and its previous content
+// goes to Options.Backup first; when Backup fails nothing is written.
+
+func (t *Tools) fsWrite(a *argReader) (Result, error) {
+	p := a.str("path", true)
+	content := a.str("content", true)
+	if r, bad := a.result(); bad {
+		return r, nil
+	}
+	if p == "" {
+		return failf("fs-write: the path is empty"), nil
+	}
+	abs := Resolve(t.opts.Folder, p)
+	rel := t.rel(abs)
+	old, mode, existed, res := t.readForChange("fs-write", abs)
+	if res != nil {
+		return *res, nil
+	}
+	if existed && bytes.Equal(old, []byte(content)) {
+		return Result{Output: fmt.Sprintf("%s already has this content (%s); nothing written", rel, sizeLines(content))}, nil
+	}
+	if r := t.commit("fs-write", abs, old, existed, mode, []byte(content)); r != nil {
+		return *r, nil
+	}
+	what := "created"
+	if existed {
+		what = fmt.Sprintf("replaced its previous %s", sizeLines(string(old)))
+	}
+	return Result{Output: fmt.Sprintf("wrote %s: %s (%s)", rel, sizeLines(content), what), Changed: []string{abs}}, nil
+}
+
+// readForChange reads the file a tool is about to change. existed is false
+// for a file that does not exist yet; res is set when the tool must stop.
+func (t *Tools) readForChange(tool, abs string) (old []byte, mode fs.FileMode, existed bool, res *Result) {
+	fi, err := os.Stat(abs)
+	switch {
+	case os.IsNotExist(err):
+		return nil, 0o644, false, nil
+	case err != nil:
+		r := failf("%s: %s", tool, cleanErr(err))
+		return nil, 0, false, &r
+	case fi.IsDir():
+		r := failf("%s: %s is a directory; give a file's path", tool, t.rel(abs))
+		return nil, 0, false, &r
+	case !fi.Mode().IsRegular():
+		r := failf("%s: %s is not a regular file (%s)", tool, t.rel(abs), fi.Mode().Type())
+		return nil, 0, false, &r
+	}
+	old, err = os.ReadFile(abs)
+	if err != nil {
+		r := failf("%s: %s", tool, cleanErr(err))
+		return nil, 0, false, &r
+	}
+	return old, fi.Mode().Perm(), true, nil
+}
+
+// commit keeps the previous content (Backup) and writes the new.
+func (t *Tools) commit(tool, abs string, old []byte, existed bool, mode fs.FileMode, data []byte) *Result {
+	if existed && t.opts.Backup != nil {
+		if err := t.opts.Backup(abs, old); err != nil {
+			r := failf("%s: could not keep the previous version of %s, so nothing was written: %v", tool, t.rel(abs), err)
+			return &r
+		}
+	}
+	if !existed {
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			r := failf("%s: could not make the directory: %s", tool, cleanErr(err))
+			return &r
+		}
+	}
+	if err := os.WriteFile(abs, data, mode); err != nil {
+		r := failf("%s: %s", tool, cleanErr(err))
+		return &r
+	}
+	return nil
+}
+
+// sizeLines says "12 bytes, 2 lines".
+func sizeLines(s string) string {
+	n := strings.Count(s, "\n")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	unit := "lines"
+	if n == 1 {
+		unit = "line"
+	}
+	return fmt.Sprintf("%d bytes, %d %s", len(s), n, unit)
+}
