@@ -1,0 +1,14 @@
+// Package store keeps nodwyn's sessions on disk, under the data directory
+// ($XDG_DATA_HOME/nodwyn):
+//
+//	sessions/<id>/state.json    the session's state, for resume (SaveState, LoadState, ListSessions)
+//	sessions/<id>/events.jsonl  its event log, written as it happens (OpenLog, ReadLog, RenderLog)
+//	versions/index.jsonl        what file tools overwrote: one entry per backup (Backup, Versions, Restore)
+//	versions/blobs/<sha256>     the old contents, by content
+//
+// Directories are made mode 0700 and files 0600.
+//
+// It also makes and sweeps the sessions' scratch directories, which live in
+// the system's temporary directory, not here (MakeScratch, TouchScratch,
+// RemoveScratch, SweepScratch; ADR 0028 as amended 2026-10-16).
+package store

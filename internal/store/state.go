@@ -1,0 +1,211 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"time"
+)
+
+// SessionState is what a session saves to be listed and resumed.
+type SessionState struct {
+	ID          string `json:"id"`
+	Folder      string `json:"folder"`
+	Instruction string `json:"instruction"`
+	Profile     string `json:"profile,omitempty"`
+	Provider    string `json:"provider,omitempty"`
+	Model       string `json:"model,omitempty"`
+
+	Sandbox    bool `json:"sandbox,omitempty"`
+	Unattended bool `json:"unattended,omitempty"`
+	Yolo       bool `json:"yolo,omitempty"`
+
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	Status  string    `json:"status"` // "running", "finished", "failed", "budget", "interrupted"; "unreadable" in ListSessions for a state file that does not parse
+
+	Messages  json.RawMessage `json:"messages,omitempty"` // the conversation, opaque to the store
+	ToolCalls int             `json:"tool_calls"`
+	Usage     map[string]int  `json:"usage,omitempty"`
+}
+
+// Store is nodwyn's data directory.
+type Store struct {
+	Root string // the data directory
+}
+
+// Open returns the store in dataDir, making it and its subdirectories (mode
+// 0700) when they do not exist.
+func Open(dataDir string) (*Store, error) {
+	if dataDir == "" {
+		return nil, errors.New("open store: no data directory given")
+	}
+	s := &Store{Root: dataDir}
+	for _, d := range []string{s.Root, s.sessionsDir(), s.blobsDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func (s *Store) sessionsDir() string { return filepath.Join(s.Root, "sessions") }
+
+// NewSessionID returns a new session id: the UTC time to the second and six
+// random hex digits, "20261202-135501-ab12cd", so ids sort by creation.
+func NewSessionID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// ValidID reports whether id can name a session: letters, digits, '.', '_'
+// and '-', not starting with a dot or dash (so never a path).
+func ValidID(id string) bool { return len(id) <= 128 && idPattern.MatchString(id) }
+
+// SessionDir is the session's directory, <data>/sessions/<id>.
+func (s *Store) SessionDir(id string) string { return filepath.Join(s.sessionsDir(), id) }
+
+// LogPath is the session's event log, <data>/sessions/<id>/events.jsonl.
+func (s *Store) LogPath(id string) string { return filepath.Join(s.SessionDir(id), "events.jsonl") }
+
+// StatePath is the session's state file, <data>/sessions/<id>/state.json.
+func (s *Store) StatePath(id string) string { return filepath.Join(s.SessionDir(id), "state.json") }
+
+func badID(id string) error {
+	return fmt.Errorf("%q is not a session id: `nodwyn sessions` lists the ids", id)
+}
+
+// SaveState writes st to its state.json atomically: a reader sees the old
+// state or the new one, never a part. A zero Created is set to now.
+func (s *Store) SaveState(st *SessionState) error {
+	if !ValidID(st.ID) {
+		return fmt.Errorf("save session: %w", badID(st.ID))
+	}
+	if st.Created.IsZero() {
+		st.Created = time.Now()
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save session %s: %w", st.ID, err)
+	}
+	if err := os.MkdirAll(s.SessionDir(st.ID), 0o700); err != nil {
+		return fmt.Errorf("save session %s: %w", st.ID, err)
+	}
+	if err := writeAtomic(s.StatePath(st.ID), append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("save session %s: %w", st.ID, err)
+	}
+	return nil
+}
+
+// LoadState reads a session's saved state.
+func (s *Store) LoadState(id string) (*SessionState, error) {
+	if !ValidID(id) {
+		return nil, badID(id)
+	}
+	b, err := os.ReadFile(s.StatePath(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no session %s in %s: `nodwyn sessions` lists the ids", id, s.sessionsDir())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	var st SessionState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("load session %s: %s does not parse: %v", id, s.StatePath(id), err)
+	}
+	return &st, nil
+}
+
+// skipJSON reads a JSON value and keeps nothing.
+type skipJSON struct{}
+
+func (*skipJSON) UnmarshalJSON([]byte) error { return nil }
+
+// ListSessions returns the saved sessions, newest first, without their
+// Messages. A directory without a state file is left out; one whose state
+// file does not parse is listed with Status "unreadable".
+func (s *Store) ListSessions() ([]SessionState, error) {
+	ents, err := os.ReadDir(s.sessionsDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []SessionState
+	for _, e := range ents {
+		if !e.IsDir() || !ValidID(e.Name()) {
+			continue
+		}
+		b, err := os.ReadFile(s.StatePath(e.Name()))
+		if err != nil {
+			continue
+		}
+		var v struct {
+			SessionState
+			Messages skipJSON `json:"messages"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			st := SessionState{ID: e.Name(), Status: "unreadable"}
+			if fi, err := e.Info(); err == nil {
+				st.Updated = fi.ModTime()
+			}
+			out = append(out, st)
+			continue
+		}
+		if v.ID == "" {
+			v.ID = e.Name()
+		}
+		out = append(out, v.SessionState)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.After(out[j].Created)
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out, nil
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// directory, synced and renamed over it.
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
