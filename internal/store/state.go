@@ -93,7 +93,7 @@ func (s *Store) SaveState(st *SessionState) error {
 	if st.Created.IsZero() {
 		st.Created = time.Now()
 	}
-	b, err := json.MarshalIndent(st, "", "  ")
+	b, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", st.ID, err)
 	}
