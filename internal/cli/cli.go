@@ -1,0 +1,132 @@
+// Package cli is nodwyn's command line: the kong command structs,
+// resolveOptions (the rules between --sandbox, --yolo, --unattended, --judge
+// and --no-confirm), and the terminal rendering of events and confirms.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/alecthomas/kong"
+)
+
+// Exit codes, documented in `nodwyn run --help`.
+const (
+	ExitOK          = 0   // the run finished
+	ExitFailed      = 1   // the run failed, or stopped for lack of progress; `guard`: refused
+	ExitUsage       = 2   // a usage or configuration error
+	ExitBudget      = 3   // a budget or the deadline ran out; `guard`: would confirm
+	ExitInterrupted = 130 // interrupted (SIGINT/SIGTERM)
+)
+
+// Version is set at build time with -ldflags "-X github.com/nodwyn/nodwyn/internal/cli.Version=…".
+var Version = "dev"
+
+// CLI is the whole command line.
+type CLI struct {
+	Run      RunCmd      `cmd:"" help:"Run the agent on a task in a folder."`
+	Scheme   SchemeCmd   `cmd:"" help:"A Scheme REPL (or run a file) with nodwyn's procedures bound against a dry session with no model."`
+	Guard    GuardCmd    `cmd:"" help:"Show the guard's decision on a command line or a path, without running anything."`
+	Sessions SessionsCmd `cmd:"" help:"List saved sessions, newest first."`
+	Log      LogCmd      `cmd:"" help:"Show a session's log, rendered for a person."`
+	Undo     UndoCmd     `cmd:"" help:"List or restore the versions the file tools kept before they overwrote a file."`
+	Version  VersionCmd  `cmd:"" help:"Print nodwyn's version."`
+}
+
+// env is what commands read from the process: streams and the environment.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+}
+
+const description = `nodwyn is a coding agent whose loop is Scheme you can reprogram.
+
+Its Go core runs the tools, judges every call with a guard, enforces budgets and
+writes the logs; the loop, the prompts and the finish check are Scheme files
+embedded in the binary, which a project overrides in .nodwyn/init.scm.
+
+Try it with no key:   nodwyn run --script demo.script "fix the bug"
+Real model:           OPENAI_API_KEY=… nodwyn run --provider openai --model gpt-4.1 "task"`
+
+// Main runs the command line and returns the process's exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	var c CLI
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	exitCode := -1
+	parser, err := kong.New(&c,
+		kong.Name("nodwyn"),
+		kong.Description(description),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, Summary: true}),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { exitCode = code }),
+		kong.Bind(e),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "nodwyn: %v\n", err)
+		return ExitUsage
+	}
+	kctx, err := parser.Parse(args)
+	if exitCode >= 0 { // --help
+		return exitCode
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "nodwyn: %v\n", err)
+		if pe, ok := err.(*kong.ParseError); ok && pe.Context != nil {
+			fmt.Fprintf(stderr, "run 'nodwyn %s --help' for usage\n", commandPath(pe.Context))
+		}
+		return ExitUsage
+	}
+	err = kctx.Run(e)
+	if err == nil {
+		return ExitOK
+	}
+	var xe *exitError
+	if errors.As(err, &xe) {
+		if xe.err != nil {
+			fmt.Fprintf(stderr, "nodwyn: %v\n", xe.err)
+		}
+		return xe.code
+	}
+	fmt.Fprintf(stderr, "nodwyn: %v\n", err)
+	return ExitFailed
+}
+
+func commandPath(k *kong.Context) string {
+	if sel := k.Selected(); sel != nil {
+		return sel.Path()
+	}
+	return ""
+}
+
+// VersionCmd prints the version.
+type VersionCmd struct{}
+
+// Run prints the version.
+func (VersionCmd) Run(e *env) error {
+	fmt.Fprintf(e.stdout, "nodwyn %s\n", Version)
+	return nil
+}
+
+var _ = os.Stdout

@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/session"
+	"github.com/nodwyn/nodwyn/internal/store"
+)
+
+// SchemeCmd is `nodwyn scheme`.
+type SchemeCmd struct {
+	File    string `arg:"" optional:"" type:"existingfile" help:"A Scheme file to run; without one, an interactive REPL."`
+	Folder  string `short:"C" name:"folder" default:"." help:"The folder the dry session pretends to work in."`
+	Sandbox string `help:"Bind (sandbox?) as in a --sandbox container run." placeholder:"container"`
+	Profile string `help:"The profile (profile-name) reports."`
+}
+
+// Help explains the dry session.
+func (SchemeCmd) Help() string {
+	return `The session is dry: there is no model, so (model-turn …) raises an error, but
+every other procedure a .nodwyn/init.scm uses is bound — (sandbox?), (folder),
+(scratch-dir), (tools), (guard-check "shell-exec" "{\"command\":\"cat ~/.ssh/id_rsa\"}"),
+(call-tool …) (judged by the guard as in an attended run with nobody to ask) —
+and the init chain (embedded init.scm, your config's init.scm, the folder's
+.nodwyn/init.scm) is loaded first, so what you define can be tried here.`
+}
+
+// Run runs the REPL or a file.
+func (c *SchemeCmd) Run(e *env) error {
+	folder, err := filepath.Abs(c.Folder)
+	if err != nil {
+		return usageErr("--folder: %v", err)
+	}
+	if c.Sandbox != "" && c.Sandbox != "container" {
+		return usageErr("--sandbox %q: the only value is 'container'", c.Sandbox)
+	}
+	home, _ := os.UserHomeDir()
+	dirs := config.ResolveDirs(e.getenv, home)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	s, err := session.New(ctx, session.Options{
+		Folder: folder, Dry: true, Sandbox: c.Sandbox == "container", Profile: c.Profile,
+		Dirs: dirs, Stdout: e.stdout,
+	})
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	defer s.Close()
+	in := s.Interp()
+	if c.File != "" {
+		if err := in.LoadFile(ctx, c.File); err != nil {
+			return &exitError{code: ExitFailed, err: err}
+		}
+		return nil
+	}
+	fmt.Fprintln(e.stderr, "nodwyn scheme: a dry session (no model). Ctrl-D ends it.")
+	return in.REPL(ctx, e.stdin, e.stdout)
+}
+
+// GuardCmd is `nodwyn guard`.
+type GuardCmd struct {
+	Sandbox    string   `help:"Judge as in a --sandbox container run." placeholder:"container"`
+	Folder     string   `short:"C" name:"folder" default:"." help:"The run's folder."`
+	Tool       string   `default:"shell-exec" help:"The tool: shell-exec judges a command line; fs-read, fs-write, fs-edit … judge a path."`
+	Unattended bool     `help:"Judge as in an unattended run."`
+	Lean       bool     `help:"Judge as in the lean profile."`
+	JSON       bool     `name:"json" help:"Print one JSON object: {\"decision\", \"checker\", \"reason\"}."`
+	Line       []string `arg:"" passthrough:"" help:"The command line or path (after --)."`
+}
+
+// Help documents the exit codes.
+func (GuardCmd) Help() string {
+	return `Nothing is run. Exit codes: 0 allow, 3 would confirm (ordinary or security), 1 refused, 2 usage.
+
+Examples:
+  nodwyn guard -- 'cat ~/.ssh/id_rsa'
+  nodwyn guard --sandbox container -- 'echo /etc/hosts | xargs cat'
+  nodwyn guard --tool fs-write -- Makefile`
+}
+
+// Run judges the line.
+func (c *GuardCmd) Run(e *env) error {
+	line := strings.TrimSpace(strings.Join(c.Line, " "))
+	if line == "" {
+		return usageErr("give the command line or path to judge after --")
+	}
+	if c.Sandbox != "" && c.Sandbox != "container" {
+		return usageErr("--sandbox %q: the only value is 'container'", c.Sandbox)
+	}
+	folder, err := filepath.Abs(c.Folder)
+	if err != nil {
+		return usageErr("--folder: %v", err)
+	}
+	home, _ := os.UserHomeDir()
+	dirs := config.ResolveDirs(e.getenv, home)
+	sandbox := c.Sandbox == "container"
+	g := guard.New(guard.Options{
+		Folder: folder, Home: home, ConfigDir: dirs.Config, DataDir: dirs.Data,
+		CredentialsDir: e.getenv("CREDENTIALS_DIRECTORY"),
+		Sandbox:        sandbox, Unattended: c.Unattended || sandbox, Lean: c.Lean,
+	})
+	req := guard.Request{Tool: c.Tool, Args: map[string]any{}}
+	switch c.Tool {
+	case "shell-exec", "shell-start":
+		req.Args["command"] = line
+	case "fs-write":
+		req.Args["path"], req.Args["content"] = line, ""
+	case "fs-edit":
+		req.Args["path"], req.Args["old"], req.Args["new"] = line, "", ""
+	case "fs-find":
+		req.Args["pattern"], req.Args["path"] = "*", line
+	case "index-grep":
+		req.Args["pattern"], req.Args["path"] = ".", line
+	default:
+		req.Args["path"] = line
+	}
+	d := g.Check(req)
+	if c.JSON {
+		b, _ := json.Marshal(map[string]string{"decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason})
+		fmt.Fprintln(e.stdout, string(b))
+	} else {
+		fmt.Fprintf(e.stdout, "%s", d.Verdict)
+		if d.Checker != "" {
+			fmt.Fprintf(e.stdout, " (%s)", d.Checker)
+		}
+		if d.Reason != "" {
+			fmt.Fprintf(e.stdout, ": %s", d.Reason)
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	switch d.Verdict {
+	case guard.Allow:
+		return nil
+	case guard.Refuse:
+		return &exitError{code: ExitFailed}
+	default:
+		return &exitError{code: ExitBudget}
+	}
+}
+
+func openStore(e *env) (*store.Store, error) {
+	home, _ := os.UserHomeDir()
+	dirs := config.ResolveDirs(e.getenv, home)
+	return store.Open(dirs.Data)
+}
+
+// SessionsCmd is `nodwyn sessions`.
+type SessionsCmd struct {
+	JSON bool `name:"json" help:"Print the sessions as JSON."`
+}
+
+// Run lists sessions.
+func (c *SessionsCmd) Run(e *env) error {
+	st, err := openStore(e)
+	if err != nil {
+		return err
+	}
+	list, err := st.ListSessions()
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		for i := range list {
+			list[i].Messages = nil
+		}
+		return json.NewEncoder(e.stdout).Encode(list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(e.stdout, "no sessions yet")
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tUPDATED\tFOLDER\tTASK")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Status, s.Updated.Local().Format("2006-01-02 15:04"), s.Folder, oneLine(s.Instruction, 50))
+	}
+	return tw.Flush()
+}
+
+// LogCmd is `nodwyn log`.
+type LogCmd struct {
+	ID   string `arg:"" help:"The session's id (see 'nodwyn sessions')."`
+	JSON bool   `name:"json" help:"Print the raw JSONL events."`
+}
+
+// Run renders a session's log.
+func (c *LogCmd) Run(e *env) error {
+	st, err := openStore(e)
+	if err != nil {
+		return err
+	}
+	path := st.LogPath(c.ID)
+	if _, err := os.Stat(path); err != nil {
+		return usageErr("no log for session %q at %s; 'nodwyn sessions' lists the ids", c.ID, path)
+	}
+	if c.JSON {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		_, err = e.stdout.Write(b)
+		return err
+	}
+	evs, err := store.ReadLog(path)
+	if err != nil {
+		return err
+	}
+	store.RenderLog(e.stdout, evs)
+	return nil
+}
+
+// UndoCmd is `nodwyn undo`.
+type UndoCmd struct {
+	Path    string `arg:"" optional:"" help:"The file whose versions to list (absolute, or relative to the current folder); all files when left out."`
+	Restore int    `help:"Restore the version with this number (from the listing)."`
+}
+
+// Run lists or restores versions.
+func (c *UndoCmd) Run(e *env) error {
+	st, err := openStore(e)
+	if err != nil {
+		return err
+	}
+	path := c.Path
+	if path != "" {
+		if path, err = filepath.Abs(path); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	vs, err := st.Versions(path)
+	if err != nil {
+		return err
+	}
+	if c.Restore != 0 {
+		for _, v := range vs {
+			if v.ID == c.Restore {
+				if err := st.Restore(v); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "restored %s to version %d (%s, session %s)\n", v.Path, v.ID, v.Time.Local().Format("2006-01-02 15:04:05"), v.Session)
+				return nil
+			}
+		}
+		return usageErr("no version %d%s; run 'nodwyn undo %s' to list them", c.Restore, ifPath(path), c.Path)
+	}
+	if len(vs) == 0 {
+		fmt.Fprintln(e.stdout, "no versions kept"+ifPath(path))
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERSION\tTIME\tSESSION\tSIZE\tPATH")
+	for _, v := range vs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", v.ID, v.Time.Local().Format("2006-01-02 15:04:05"), v.Session, v.Size, v.Path)
+	}
+	tw.Flush()
+	fmt.Fprintln(e.stdout, "restore one with: nodwyn undo --restore VERSION")
+	return nil
+}
+
+func ifPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	return " for " + p
+}

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/session"
+	"github.com/nodwyn/nodwyn/internal/store"
+)
+
+// renderer shows a run's progress on stderr: one line per tool call and
+// model reply, with the step and the elapsed time. On a terminal a status
+// line shows what is running while it runs.
+type renderer struct {
+	mu      sync.Mutex
+	w       io.Writer
+	quiet   bool
+	tty     bool
+	start0  time.Time
+	steps   int
+	status  bool // a status line is on screen
+	session string
+}
+
+func newRenderer(w io.Writer, quiet bool) *renderer {
+	r := &renderer{w: w, quiet: quiet, start0: time.Now()}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		r.tty = true
+	}
+	return r
+}
+
+func (r *renderer) start(id string) {
+	r.session = id
+}
+
+func (r *renderer) elapsed() string {
+	return time.Since(r.start0).Truncate(100 * time.Millisecond).String()
+}
+
+func (r *renderer) line(format string, a ...any) {
+	if r.status {
+		fmt.Fprint(r.w, "\r\033[K")
+		r.status = false
+	}
+	fmt.Fprintf(r.w, format+"\n", a...)
+}
+
+func (r *renderer) statusLine(format string, a ...any) {
+	if !r.tty {
+		return
+	}
+	fmt.Fprintf(r.w, "\r\033[K"+format, a...)
+	r.status = true
+}
+
+func (r *renderer) event(ev store.Event) {
+	if r.quiet {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := ev.Data
+	switch ev.Type {
+	case "run.start":
+		r.line("nodwyn: session %v in %v (profile %v%s)", d["session"], d["folder"], d["profile"], modeText(d))
+	case "model.request":
+		r.steps++
+		r.statusLine("[%s] step %d: waiting for the model…", r.elapsed(), r.steps)
+	case "model.reply":
+		if t, _ := d["text"].(string); strings.TrimSpace(t) != "" {
+			r.line("[%s] model: %s", r.elapsed(), oneLine(t, 200))
+		}
+	case "tool.call":
+		r.statusLine("[%s] step %d: running %v…", r.elapsed(), r.steps, d["name"])
+	case "tool.decision":
+		if a, _ := d["allowed"].(bool); !a {
+			r.line("[%s] %v not run: %v (%v) %v", r.elapsed(), d["name"], d["decision"], d["checker"], oneLine(fmt.Sprint(d["reason"]), 160))
+		}
+	case "tool.result":
+		status := "ok"
+		if e, _ := d["error"].(bool); e {
+			status = "error"
+		} else if x, ok := d["exit"].(int); ok && x != 0 {
+			status = fmt.Sprintf("exit %d", x)
+		}
+		r.line("[%s] %v: %s %s", r.elapsed(), d["name"], status, oneLine(fmt.Sprint(d["output"]), 120))
+	case "note":
+		r.line("[%s] note: %v", r.elapsed(), d["text"])
+	case "error":
+		r.line("[%s] error: %v", r.elapsed(), d["error"])
+	}
+}
+
+func (r *renderer) finish(out session.Outcome) {
+	if r.quiet {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.line("nodwyn: %s after %s (session %s; 'nodwyn log %s' shows it)", out.Status, r.elapsed(), r.session, r.session)
+}
+
+func modeText(d map[string]any) string {
+	var m []string
+	for _, k := range []string{"sandbox", "unattended", "yolo", "resumed"} {
+		if b, _ := d[k].(bool); b {
+			m = append(m, k)
+		}
+	}
+	if len(m) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(m, ", ")
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// jsonSink writes each event as one JSON line.
+func jsonSink(w io.Writer) func(store.Event) {
+	var mu sync.Mutex
+	enc := json.NewEncoder(w)
+	return func(ev store.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		enc.Encode(ev)
+	}
+}
+
+// terminalConfirm asks a person at the terminal; with no terminal on stdin
+// it declines.
+func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool) {
+	f, ok := e.stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	in := bufio.NewReader(f)
+	return func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		what := req.Tool
+		if c, ok := req.Args["command"].(string); ok {
+			what += ": " + c
+		} else if p, ok := req.Args["path"].(string); ok {
+			what += " " + p
+		}
+		kind := "confirm"
+		if d.Verdict == guard.SecurityConfirm {
+			kind = "SECURITY confirm"
+		}
+		r.line("%s (%s): %s\n  %s", kind, d.Checker, d.Reason, what)
+		for {
+			if d.Verdict == guard.SecurityConfirm {
+				fmt.Fprint(r.w, "  allow it? [y]es / [n]o: ")
+			} else {
+				fmt.Fprint(r.w, "  allow it? [y]es / [n]o / [a]lways for this session: ")
+			}
+			ans := make(chan string, 1)
+			go func() {
+				s, _ := in.ReadString('\n')
+				ans <- strings.TrimSpace(strings.ToLower(s))
+			}()
+			select {
+			case <-ctx.Done():
+				return false, false
+			case a := <-ans:
+				switch a {
+				case "y", "yes":
+					return true, false
+				case "a", "always":
+					if d.Verdict != guard.SecurityConfirm {
+						return true, true
+					}
+				case "n", "no", "":
+					return false, false
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,324 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/provider"
+	"github.com/nodwyn/nodwyn/internal/session"
+	"github.com/nodwyn/nodwyn/internal/store"
+)
+
+// RunCmd is `nodwyn run`.
+type RunCmd struct {
+	Instruction     []string      `arg:"" optional:"" help:"The task. '-' reads it from standard input (as does an empty argument list with --instruction-file unset and stdin not a terminal)."`
+	InstructionFile string        `name:"instruction-file" type:"existingfile" help:"Read the task from this file (harnesses that kill agents by matching their argv cannot match it)."`
+	Folder          string        `short:"C" name:"folder" default:"." help:"The folder to work in."`
+	Profile         string        `help:"Loop profile: lean, full, or one a project's init.scm defines (default: [loop] profile, NODWYN_PROFILE, else lean when unattended and full otherwise)."`
+	Provider        string        `help:"Model provider: openai, anthropic or script."`
+	Model           string        `help:"The model's name at the provider."`
+	BaseURL         string        `name:"base-url" help:"The provider's endpoint (also OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."`
+	Script          string        `type:"existingfile" help:"Use the scripted model with this reply file (implies --provider script)."`
+	MaxToolCalls    int           `name:"max-tool-calls" help:"Stop after this many tool calls (exit 3)."`
+	Timeout         time.Duration `help:"Wall-clock limit for the run, e.g. 30m; the run ends cleanly when it passes (exit 3)."`
+	JSON            bool          `name:"json" help:"Write every event as a JSON line on stdout."`
+	Trajectory      string        `help:"Write an ATIF trajectory (Harbor's Agent Trajectory Interchange Format) to this file as the run goes."`
+	Resume          string        `help:"Continue the session with this id from its saved messages."`
+	Yolo            bool          `help:"Answer ordinary confirms yes. Security confirms are still declined when unattended."`
+	Unattended      bool          `help:"Nobody answers confirms: ordinary ones are declined (or answered yes with --yolo), security ones always declined."`
+	NoConfirm       bool          `name:"no-confirm" help:"Decline every confirm without asking."`
+	Judge           bool          `help:"Have a second model judge confirms (not built yet: refused)."`
+	Sandbox         string        `help:"'container': the machine is this run's disposable sandbox (implies --yolo and --unattended; see docs/harbor.md)." placeholder:"container"`
+	Quiet           bool          `short:"q" help:"No progress on stderr."`
+}
+
+// Help is shown after the flags of `nodwyn run --help`.
+func (RunCmd) Help() string {
+	return `Exit codes:
+  0    the run finished (the model said it was done)
+  1    the run failed (a provider error, an error in Scheme), or stopped making progress
+  2    a usage or configuration error (nothing ran)
+  3    the tool-call budget (--max-tool-calls) or the deadline (--timeout) ran out
+  130  interrupted (SIGINT or SIGTERM)
+
+Nothing in config.toml or Scheme turns on --yolo, --unattended or --sandbox: they
+are properties of a run, given here only.
+
+The session's log is written as the run goes to $XDG_DATA_HOME/nodwyn/sessions/ID/;
+'nodwyn log ID' renders it and 'nodwyn run --resume ID' continues it.`
+}
+
+// runOptions is what resolveOptions decides.
+type runOptions struct {
+	sandbox, unattended, yolo, noConfirm bool
+	profile                              string
+}
+
+// resolveOptions applies the rules between the mode flags.
+func resolveOptions(r *RunCmd, cfg *config.Config, getenv func(string) string) (runOptions, error) {
+	var o runOptions
+	switch r.Sandbox {
+	case "":
+	case "container":
+		o.sandbox = true
+	default:
+		return o, usageErr("--sandbox %q: the only value is 'container' (the machine is the run's disposable sandbox)", r.Sandbox)
+	}
+	if r.Judge {
+		if o.sandbox {
+			return o, usageErr("--sandbox excludes --judge: a sandbox run is unattended and answers its own confirms (--yolo), so there is nothing for a judge to decide")
+		}
+		return o, usageErr("--judge is not built yet: use --unattended (with --yolo to answer ordinary confirms yes) or answer confirms at the terminal")
+	}
+	if o.sandbox && r.NoConfirm {
+		return o, usageErr("--sandbox excludes --no-confirm: sandbox mode answers ordinary confirms yes (it implies --yolo); leave out one of the two")
+	}
+	o.unattended = r.Unattended || o.sandbox
+	o.yolo = r.Yolo || o.sandbox
+	o.noConfirm = r.NoConfirm
+	o.profile = r.Profile
+	if o.profile == "" {
+		o.profile = cfg.Loop.Profile // already layered with NODWYN_PROFILE
+	}
+	return o, nil
+}
+
+// instruction reads the task from the arguments, a file or standard input.
+func (r *RunCmd) instruction(e *env) (string, error) {
+	if r.InstructionFile != "" {
+		if len(r.Instruction) > 0 {
+			return "", usageErr("give the task either as arguments or with --instruction-file, not both")
+		}
+		b, err := os.ReadFile(r.InstructionFile)
+		if err != nil {
+			return "", usageErr("--instruction-file: %v", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	if len(r.Instruction) == 1 && r.Instruction[0] == "-" {
+		b, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return "", usageErr("reading the task from standard input: %v", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	return strings.TrimSpace(strings.Join(r.Instruction, " ")), nil
+}
+
+// Run runs the agent.
+func (r *RunCmd) Run(e *env) error {
+	folder, err := filepath.Abs(r.Folder)
+	if err != nil {
+		return usageErr("--folder: %v", err)
+	}
+	if real, err := filepath.EvalSymlinks(folder); err == nil {
+		folder = real
+	}
+	if fi, err := os.Stat(folder); err != nil || !fi.IsDir() {
+		return usageErr("--folder %s: not an existing folder", folder)
+	}
+	home, _ := os.UserHomeDir()
+	dirs := config.ResolveDirs(e.getenv, home)
+	cfg, err := config.Load(dirs, folder, e.getenv)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	o, err := resolveOptions(r, cfg, e.getenv)
+	if err != nil {
+		return err
+	}
+	if err := checkFolder(folder, home, dirs, o.sandbox); err != nil {
+		return err
+	}
+	task, err := r.instruction(e)
+	if err != nil {
+		return err
+	}
+	if task == "" && r.Resume == "" {
+		return usageErr("no task given: write it as arguments, '-' to read standard input, or --instruction-file FILE")
+	}
+
+	pc, err := r.providerConfig(cfg, dirs, e.getenv)
+	if err != nil {
+		return err
+	}
+	model, err := provider.New(pc)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	st, err := store.Open(dirs.Data)
+	if err != nil {
+		return err
+	}
+
+	maxCalls := r.MaxToolCalls
+	if maxCalls == 0 {
+		maxCalls = cfg.Limits.MaxToolCalls
+	}
+	timeout := r.Timeout
+	if timeout == 0 {
+		timeout = cfg.Limits.Timeout.Std()
+	}
+
+	rend := newRenderer(e.stderr, r.Quiet)
+	var sinks []func(store.Event)
+	sinks = append(sinks, rend.event)
+	if r.JSON {
+		sinks = append(sinks, jsonSink(e.stdout))
+	}
+	if r.Trajectory != "" {
+		tw, err := newTrajectory(r.Trajectory, model.Name(), Version)
+		if err != nil {
+			return usageErr("--trajectory: %v", err)
+		}
+		defer tw.close()
+		sinks = append(sinks, tw.event)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts := session.Options{
+		Folder: folder, Instruction: task, Profile: o.profile,
+		Sandbox: o.sandbox, Unattended: o.unattended, Yolo: o.yolo, NoConfirm: o.noConfirm,
+		MaxToolCalls: maxCalls, Timeout: timeout,
+		Model: model, ModelName: pc.Model, Provider: pc.Provider,
+		Dirs: dirs, Store: st, ResumeID: r.Resume,
+		Secrets: secretsOf(pc.APIKey),
+		Sinks:   sinks,
+		Stdout:  e.stderr,
+	}
+	if !o.unattended && !o.noConfirm {
+		opts.Confirm = terminalConfirm(e, rend)
+	}
+	s, err := session.New(ctx, opts)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	defer s.Close()
+	rend.start(s.ID)
+	out := s.Run(ctx)
+	rend.finish(out)
+	if !r.JSON && out.Text != "" && out.Status == "finished" {
+		fmt.Fprintln(e.stdout, out.Text)
+	}
+	switch out.Status {
+	case "finished":
+		return nil
+	case "budget", "deadline":
+		return &exitError{code: ExitBudget}
+	case "interrupted":
+		return &exitError{code: ExitInterrupted}
+	default:
+		return &exitError{code: ExitFailed}
+	}
+}
+
+func secretsOf(keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		if len(k) >= 8 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// providerConfig layers flags over config over environment for the model.
+func (r *RunCmd) providerConfig(cfg *config.Config, dirs config.Dirs, getenv func(string) string) (provider.Config, error) {
+	pc := provider.Config{
+		Provider: cfg.Provider.Name, Model: cfg.Provider.Model,
+		BaseURL: cfg.Provider.BaseURL, Script: cfg.Provider.Script,
+	}
+	if r.Script != "" {
+		pc.Provider, pc.Script = "script", r.Script
+	}
+	if r.Provider != "" {
+		pc.Provider = r.Provider
+	}
+	if r.Model != "" {
+		pc.Model = r.Model
+	}
+	if r.BaseURL != "" {
+		pc.BaseURL = r.BaseURL
+	}
+	if pc.Provider == "" {
+		return pc, usageErr("no model chosen: give --provider openai|anthropic (with --model), --script FILE for the scripted model, or set [provider] name in config.toml")
+	}
+	if pc.BaseURL == "" {
+		switch pc.Provider {
+		case "openai":
+			pc.BaseURL = getenv("OPENAI_BASE_URL")
+		case "anthropic":
+			pc.BaseURL = getenv("ANTHROPIC_BASE_URL")
+		}
+	}
+	if pc.Provider == "openai" || pc.Provider == "anthropic" {
+		key, err := apiKey(dirs, pc.Provider, cfg.Provider.KeyEnv, getenv)
+		if err != nil {
+			return pc, &exitError{code: ExitUsage, err: err}
+		}
+		if key == "" && pc.BaseURL == "" {
+			env := cfg.Provider.KeyEnv
+			if env == "" {
+				env = config.DefaultKeyEnv(pc.Provider)
+			}
+			return pc, usageErr("no API key for %s: set %s, or put it in %s under [keys]", pc.Provider, env, config.CredentialsPath(dirs))
+		}
+		pc.APIKey = key
+		if pc.Model == "" {
+			return pc, usageErr("no model named for %s: give --model or set [provider] model in config.toml", pc.Provider)
+		}
+	}
+	return pc, nil
+}
+
+// checkFolder refuses folders a run may not work in: outside sandbox mode /
+// and the home directory (rootRefusal); in every mode nodwyn's own
+// directories and the credential directories (sandboxFolder).
+func checkFolder(folder, home string, dirs config.Dirs, sandbox bool) error {
+	for _, d := range protectedFolders(home, dirs) {
+		if d == "" {
+			continue
+		}
+		if within(folder, d) {
+			return usageErr("--folder %s is inside %s, a directory nodwyn keeps off limits (credentials or nodwyn's own files); choose the project's folder", folder, d)
+		}
+	}
+	if sandbox {
+		return nil
+	}
+	if folder == "/" || (home != "" && folder == filepath.Clean(home)) {
+		return usageErr("--folder %s: a run outside sandbox mode may not work in / or the home directory; choose a project folder (or, on a disposable machine, add --sandbox container)", folder)
+	}
+	return nil
+}
+
+func protectedFolders(home string, dirs config.Dirs) []string {
+	out := []string{dirs.Config, dirs.Data, os.Getenv("CREDENTIALS_DIRECTORY")}
+	if home != "" {
+		for _, d := range []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube"} {
+			out = append(out, filepath.Join(home, d))
+		}
+	}
+	return out
+}
+
+func within(p, dir string) bool {
+	dir = filepath.Clean(dir)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+var errNoKey = errors.New("no key")

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nodwyn/nodwyn/internal/store"
+)
+
+// An ATIF trajectory (Harbor's Agent Trajectory Interchange Format, v1.4),
+// rewritten whole (temporary file, then rename) after every step, so a run
+// the harness cuts off still leaves a valid file.
+
+type atifAgent struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	ModelName string `json:"model_name,omitempty"`
+}
+
+type atifToolCall struct {
+	ToolCallID   string         `json:"tool_call_id"`
+	FunctionName string         `json:"function_name"`
+	Arguments    map[string]any `json:"arguments"`
+}
+
+type atifResult struct {
+	SourceCallID string `json:"source_call_id,omitempty"`
+	Content      string `json:"content"`
+}
+
+type atifObservation struct {
+	Results []atifResult `json:"results"`
+}
+
+type atifMetrics struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+type atifStep struct {
+	StepID      int              `json:"step_id"`
+	Timestamp   string           `json:"timestamp"`
+	Source      string           `json:"source"`
+	Message     string           `json:"message"`
+	ToolCalls   []atifToolCall   `json:"tool_calls,omitempty"`
+	Observation *atifObservation `json:"observation,omitempty"`
+	Metrics     *atifMetrics     `json:"metrics,omitempty"`
+}
+
+type atifFinal struct {
+	TotalPromptTokens     int    `json:"total_prompt_tokens"`
+	TotalCompletionTokens int    `json:"total_completion_tokens"`
+	TotalSteps            int    `json:"total_steps"`
+	Status                string `json:"status,omitempty"`
+}
+
+type atifTrajectory struct {
+	SchemaVersion string     `json:"schema_version"`
+	SessionID     string     `json:"session_id"`
+	Agent         atifAgent  `json:"agent"`
+	Steps         []atifStep `json:"steps"`
+	FinalMetrics  atifFinal  `json:"final_metrics"`
+}
+
+type trajectoryWriter struct {
+	mu      sync.Mutex
+	path    string
+	t       atifTrajectory
+	pending []string // call ids of the last agent step not yet answered
+}
+
+func newTrajectory(path, model, version string) (*trajectoryWriter, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	tw := &trajectoryWriter{path: abs, t: atifTrajectory{
+		SchemaVersion: "ATIF-v1.4",
+		Agent:         atifAgent{Name: "nodwyn", Version: version, ModelName: model},
+		Steps:         []atifStep{},
+	}}
+	return tw, tw.flush()
+}
+
+func (tw *trajectoryWriter) add(st atifStep) *atifStep {
+	st.StepID = len(tw.t.Steps) + 1
+	tw.t.Steps = append(tw.t.Steps, st)
+	tw.t.FinalMetrics.TotalSteps = len(tw.t.Steps)
+	return &tw.t.Steps[len(tw.t.Steps)-1]
+}
+
+func (tw *trajectoryWriter) event(ev store.Event) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	ts := ev.Time.UTC().Format(time.RFC3339Nano)
+	d := ev.Data
+	switch ev.Type {
+	case "run.start":
+		tw.t.SessionID, _ = d["session"].(string)
+	case "message":
+		text, _ := d["text"].(string)
+		tw.add(atifStep{Timestamp: ts, Source: "user", Message: text})
+	case "model.reply":
+		text, _ := d["text"].(string)
+		in, _ := d["input_tokens"].(int)
+		out, _ := d["output_tokens"].(int)
+		st := atifStep{Timestamp: ts, Source: "agent", Message: text, Metrics: &atifMetrics{PromptTokens: in, CompletionTokens: out}}
+		tw.pending = tw.pending[:0]
+		if calls, ok := d["tool_calls"].([]map[string]any); ok {
+			for _, c := range calls {
+				id, _ := c["id"].(string)
+				name, _ := c["name"].(string)
+				raw, _ := c["arguments"].(string)
+				var args map[string]any
+				if json.Unmarshal([]byte(raw), &args) != nil {
+					args = map[string]any{"raw": raw}
+				}
+				st.ToolCalls = append(st.ToolCalls, atifToolCall{ToolCallID: id, FunctionName: name, Arguments: args})
+				tw.pending = append(tw.pending, id)
+			}
+		}
+		tw.t.FinalMetrics.TotalPromptTokens += in
+		tw.t.FinalMetrics.TotalCompletionTokens += out
+		tw.add(st)
+	case "tool.result":
+		out, _ := d["output"].(string)
+		id := ""
+		if len(tw.pending) > 0 {
+			id, tw.pending = tw.pending[0], tw.pending[1:]
+		}
+		// The observation belongs to the agent step that made the call.
+		for i := len(tw.t.Steps) - 1; i >= 0; i-- {
+			if tw.t.Steps[i].Source == "agent" {
+				st := &tw.t.Steps[i]
+				if st.Observation == nil {
+					st.Observation = &atifObservation{}
+				}
+				st.Observation.Results = append(st.Observation.Results, atifResult{SourceCallID: id, Content: out})
+				break
+			}
+		}
+	case "note":
+		text, _ := d["text"].(string)
+		tw.add(atifStep{Timestamp: ts, Source: "system", Message: text})
+	case "run.end":
+		tw.t.FinalMetrics.Status, _ = d["status"].(string)
+	default:
+		return
+	}
+	tw.flush()
+}
+
+func (tw *trajectoryWriter) flush() error {
+	b, err := json.MarshalIndent(tw.t, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := tw.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, tw.path)
+}
+
+func (tw *trajectoryWriter) close() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	tw.flush()
+}

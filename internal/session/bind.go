@@ -1,0 +1,243 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	nodwyn "github.com/nodwyn/nodwyn"
+	"github.com/nodwyn/nodwyn/scheme"
+)
+
+// bind registers the Go core's procedures in the session's Scheme
+// environment. Each is a Go closure over the session: redefining its name in
+// Scheme changes what Scheme calls, never what the core enforces.
+func (s *Session) bind() {
+	in := s.interp
+	reg := func(name string, min, max int, doc string, fn func(args []scheme.Value) (scheme.Value, error)) {
+		in.Register(scheme.NewPrimitive(name, min, max, doc, func(_ *scheme.Interp, args []scheme.Value) (scheme.Value, error) {
+			return fn(args)
+		}))
+	}
+	flag := func(name, doc string, v bool) {
+		reg(name, 0, 0, doc, func([]scheme.Value) (scheme.Value, error) { return v, nil })
+	}
+	str := func(name, doc string, v func() string) {
+		reg(name, 0, 0, doc, func([]scheme.Value) (scheme.Value, error) { return scheme.NewString(v()), nil })
+	}
+
+	flag("sandbox?", "(sandbox?) is #t when the run is in sandbox mode (nodwyn run --sandbox container).", s.opts.Sandbox)
+	flag("unattended?", "(unattended?) is #t when nobody answers confirms.", s.opts.Unattended)
+	flag("yolo?", "(yolo?) is #t when ordinary confirms are answered yes.", s.opts.Yolo)
+	str("scratch-dir", "(scratch-dir) is the session's scratch directory, the commands' TMPDIR.", func() string { return s.scratch })
+	str("folder", "(folder) is the absolute path of the folder the run works in.", func() string { return s.opts.Folder })
+	str("session-id", "(session-id) is this session's id.", func() string { return s.ID })
+	str("profile-name", "(profile-name) is the profile chosen by --profile, NODWYN_PROFILE or [loop] profile, or \"\".", func() string { return s.opts.Profile })
+	str("instruction", "(instruction) is the run's instruction.", func() string { return s.opts.Instruction })
+	reg("git-repo?", 0, 0, "(git-repo?) is #t when the folder is a git work tree.", func([]scheme.Value) (scheme.Value, error) {
+		return s.gitRepo, nil
+	})
+
+	reg("load-embedded", 1, 1, "(load-embedded path) loads a file of nodwyn's embedded Scheme tree (init.scm, runtime/, prompts/).",
+		func(args []scheme.Value) (scheme.Value, error) {
+			var name string
+			if err := scheme.UnpackArgs("load-embedded", args, &name); err != nil {
+				return nil, err
+			}
+			return scheme.Void, in.Load(s.ctx(), nodwyn.FS, name)
+		})
+
+	reg("tools", 0, 0, "(tools) lists the names of the tools offered in this folder.", func([]scheme.Value) (scheme.Value, error) {
+		if s.tools == nil {
+			return scheme.Nil, nil
+		}
+		var out []scheme.Value
+		for _, n := range s.tools.Names() {
+			out = append(out, scheme.NewString(n))
+		}
+		return scheme.List(out...), nil
+	})
+
+	reg("log-note", 1, 1, "(log-note text) writes a note to the session's log and event stream.", func(args []scheme.Value) (scheme.Value, error) {
+		s.emit("note", map[string]any{"text": scheme.DisplayString(args[0])})
+		return scheme.Void, nil
+	})
+
+	reg("budget-left", 0, 0, "(budget-left) is an alist: (tool-calls . n-or-#f) (seconds . n-or-#f).", func([]scheme.Value) (scheme.Value, error) {
+		var calls, secs scheme.Value = false, false
+		if s.opts.MaxToolCalls > 0 {
+			calls = s.opts.MaxToolCalls - s.toolCalls
+		}
+		if ctx := s.ctx(); ctx != nil {
+			if dl, ok := ctx.Deadline(); ok {
+				secs = int(time.Until(dl).Seconds())
+			}
+		}
+		return scheme.List(scheme.Cons(scheme.Symbol("tool-calls"), calls), scheme.Cons(scheme.Symbol("seconds"), secs)), nil
+	})
+
+	reg("begin-turn!", 0, 0, "(begin-turn!) marks the start of a turn: (changed-files) counts from here.", func([]scheme.Value) (scheme.Value, error) {
+		s.turnCount++
+		s.turnChanged = map[string]bool{}
+		s.turnStart = s.gitStatus()
+		return scheme.Void, nil
+	})
+
+	reg("changed-files", 0, 0, "(changed-files) lists the files changed since (begin-turn!): by the file tools, and in a git work tree what git status shows changed.",
+		func([]scheme.Value) (scheme.Value, error) {
+			set := map[string]bool{}
+			for p := range s.turnChanged {
+				set[p] = true
+			}
+			now := s.gitStatus()
+			for p, st := range now {
+				if s.turnStart[p] != st {
+					set[p] = true
+				}
+			}
+			for p := range s.turnStart {
+				if _, ok := now[p]; !ok {
+					set[p] = true
+				}
+			}
+			names := make([]string, 0, len(set))
+			for p := range set {
+				names = append(names, p)
+			}
+			sort.Strings(names)
+			out := make([]scheme.Value, len(names))
+			for i, n := range names {
+				out[i] = scheme.NewString(n)
+			}
+			return scheme.List(out...), nil
+		})
+
+	reg("scratch-save", 2, 2, "(scratch-save name text) writes text to a new file in the scratch directory and returns its path.",
+		func(args []scheme.Value) (scheme.Value, error) {
+			name := safeName(scheme.DisplayString(args[0]))
+			f, err := os.CreateTemp(s.scratch, name+"-*.txt")
+			if err != nil {
+				return nil, scheme.Errorf("scratch-save: %v", err)
+			}
+			defer f.Close()
+			if _, err := f.WriteString(scheme.DisplayString(args[1])); err != nil {
+				return nil, scheme.Errorf("scratch-save: %v", err)
+			}
+			return scheme.NewString(f.Name()), nil
+		})
+
+	reg("add-message!", 2, 2, "(add-message! 'user text) adds a message to the conversation.", func(args []scheme.Value) (scheme.Value, error) {
+		role := scheme.DisplayString(args[0])
+		if role != "user" {
+			return nil, scheme.Errorf("add-message!: only 'user messages can be added, not %s", role)
+		}
+		s.addUser(scheme.DisplayString(args[1]))
+		return scheme.Void, nil
+	})
+
+	reg("add-tool-result!", 4, 4, "(add-tool-result! id name text error?) answers a tool call in the conversation.", func(args []scheme.Value) (scheme.Value, error) {
+		s.addToolResult(scheme.DisplayString(args[0]), scheme.DisplayString(args[1]), scheme.DisplayString(args[2]), scheme.IsTrue(args[3]))
+		return scheme.Void, nil
+	})
+
+	reg("finish!", 2, 2, "(finish! outcome text) records how the run ended: 'finished or 'no-progress, and the last words.", func(args []scheme.Value) (scheme.Value, error) {
+		s.outcome = &Outcome{Status: scheme.DisplayString(args[0]), Text: scheme.DisplayString(args[1])}
+		return scheme.Void, nil
+	})
+
+	reg("model-turn", 2, 2, "(model-turn system tools) sends the conversation to the model with the system prompt and tools, a list of (name . description); returns the reply as an alist ((text . t) (tool-calls . calls)).",
+		func(args []scheme.Value) (scheme.Value, error) { return s.modelTurn(args[0], args[1]) })
+
+	reg("call-tool", 2, 2, "(call-tool name args) judges the call with the guard and runs it if allowed; args is a JSON string or an alist. Returns ((output . text) (error . bool) (decision . d) (checker . c) (exit . n)).",
+		func(args []scheme.Value) (scheme.Value, error) {
+			return s.callTool(scheme.DisplayString(args[0]), args[1])
+		})
+
+	reg("guard-check", 2, 2, "(guard-check tool args) returns the guard's decision without running anything: ((decision . d) (checker . c) (reason . r)).",
+		func(args []scheme.Value) (scheme.Value, error) {
+			req, err := s.request(scheme.DisplayString(args[0]), args[1])
+			if err != nil {
+				return nil, scheme.Errorf("guard-check: %v", err)
+			}
+			if s.guard == nil {
+				return nil, scheme.Errorf("guard-check: the guard is assembled after init.scm has loaded")
+			}
+			d := s.guard.Check(req)
+			return decisionAlist(d.Verdict.String(), d.Checker, d.Reason), nil
+		})
+
+	reg("add-checker!", 1, 2, "(add-checker! proc [name]) adds a project checker: (proc tool args) returns #f to let the call pass, or (refuse reason), (confirm reason) or (security-confirm reason). It can only tighten: a built-in refusal stays.",
+		func(args []scheme.Value) (scheme.Value, error) {
+			if !scheme.IsProcedure(args[0]) {
+				return nil, scheme.WrongType("add-checker!", "a procedure", args[0])
+			}
+			name := "project"
+			if len(args) > 1 {
+				name = scheme.DisplayString(args[1])
+			}
+			c := &schemeChecker{s: s, name: name, proc: args[0]}
+			if s.guard != nil {
+				s.guard.AddChecker(c)
+			} else {
+				s.pendingCheckers = append(s.pendingCheckers, c)
+			}
+			return scheme.Void, nil
+		})
+}
+
+// ctx is the context Scheme-called Go code runs under.
+func (s *Session) ctx() context.Context {
+	if s.runCtx != nil {
+		return s.runCtx
+	}
+	return context.Background()
+}
+
+// gitStatus maps each path git status names to its two-letter status.
+func (s *Session) gitStatus() map[string]string {
+	if !s.gitRepo {
+		return nil
+	}
+	cmd := exec.Command("git", "status", "--porcelain", "-z", "--untracked-files=all")
+	cmd.Dir = s.opts.Folder
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	m := map[string]string{}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if len(rec) > 3 {
+			m[rec[3:]] = rec[:2]
+		}
+	}
+	return m
+}
+
+func safeName(s string) string {
+	s = filepath.Base(s)
+	var b strings.Builder
+	for _, r := range s {
+		if r == '-' || r == '_' || r == '.' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "result"
+	}
+	return b.String()
+}
+
+func decisionAlist(verdict, checker, reason string) scheme.Value {
+	return scheme.List(
+		scheme.Cons(scheme.Symbol("decision"), scheme.NewString(verdict)),
+		scheme.Cons(scheme.Symbol("checker"), scheme.NewString(checker)),
+		scheme.Cons(scheme.Symbol("reason"), scheme.NewString(reason)),
+	)
+}
+
+var _ = fmt.Sprintf

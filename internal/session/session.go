@@ -1,0 +1,400 @@
+// Package session is one run of nodwyn: its options and state, its scratch
+// directory, its budgets, its event stream, and the bridge that binds the Go
+// core into the session's Scheme environment.
+//
+// The Scheme side (init.scm, runtime/, prompts/, then the person's and the
+// project's init.scm) owns the shape of the loop; everything here is what must
+// be trusted: the guard is asked before every tool call (callTool is the one
+// seam), budgets and the deadline are enforced by cancelling the context the
+// Scheme code runs under, and nothing Scheme can call turns on yolo,
+// unattended or sandbox mode.
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	nodwyn "github.com/nodwyn/nodwyn"
+	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/prim"
+	"github.com/nodwyn/nodwyn/internal/provider"
+	"github.com/nodwyn/nodwyn/internal/store"
+	"github.com/nodwyn/nodwyn/scheme"
+)
+
+// Options are a run's options, resolved by the CLI.
+type Options struct {
+	Folder      string // absolute
+	Instruction string
+	Profile     string // "" = the Scheme default (lean when unattended, else full)
+
+	Sandbox    bool // sandbox mode (a property of the run; implies Unattended and Yolo)
+	Unattended bool
+	Yolo       bool
+	NoConfirm  bool
+
+	MaxToolCalls int           // 0 = no limit
+	Timeout      time.Duration // wall clock for the run; 0 = none
+
+	Model     provider.Model
+	ModelName string // passed in requests
+	Provider  string // for the saved state
+	MaxTokens int
+
+	Dirs     config.Dirs
+	Store    *store.Store
+	ResumeID string // continue this session
+
+	Secrets []string // exact secret values (API keys): redacted and scanned for
+
+	// Sinks receive every event as it is written to the log.
+	Sinks []func(store.Event)
+	// Confirm asks a person about a confirm; nil declines. always=true makes
+	// the answer a standing approval for the session.
+	Confirm func(ctx context.Context, req guard.Request, d guard.Decision) (yes, always bool)
+	// Stdout receives what Scheme code displays (default io.Discard).
+	Stdout io.Writer
+	// Dry binds the procedures without a model (for `nodwyn scheme`).
+	Dry bool
+	// UserInit is the person's init.scm; "" = <Dirs.Config>/init.scm.
+	UserInit string
+}
+
+// Outcome is how a run ended.
+type Outcome struct {
+	Status string // "finished", "no-progress", "budget", "deadline", "interrupted", "failed"
+	Text   string // the model's last words, or what stopped the run
+	Err    error
+}
+
+// Errors that end a run; context.Cause of the run's context is one of them.
+var (
+	ErrToolBudget  = errors.New("the tool-call budget is used up")
+	ErrDeadline    = errors.New("the run's time limit was reached")
+	ErrInterrupted = errors.New("interrupted")
+)
+
+// Session is one run.
+type Session struct {
+	opts    Options
+	ID      string
+	scratch string
+	gitRepo bool
+
+	interp *scheme.Interp
+	guard  *guard.Guard
+	tools  *prim.Tools
+	log    *store.Log
+	state  *store.SessionState
+	appr   *guard.Approvals
+
+	mu        sync.Mutex // guards messages for the sinks/state writer
+	messages  []provider.Message
+	toolCalls int
+	usage     provider.Usage
+	started   time.Time
+
+	cancel       context.CancelCauseFunc
+	runCtx       context.Context
+	outcome      *Outcome
+	turnStart    map[string]string // git status at begin-turn!
+	turnChanged  map[string]bool   // paths the file tools wrote this turn
+	turnCount    int
+	pendingCheckers []guard.Checker
+	userInitPath string
+}
+
+// New makes a session: the scratch directory, the guard, the tools, the log
+// and the Scheme environment with the init chain loaded. An error in a
+// project's init.scm is returned here, before any model call.
+func New(ctx context.Context, opts Options) (*Session, error) {
+	if opts.Stdout == nil {
+		opts.Stdout = io.Discard
+	}
+	if opts.Sandbox {
+		opts.Unattended, opts.Yolo = true, true
+	}
+	s := &Session{opts: opts, started: time.Now(), turnChanged: map[string]bool{}}
+	if opts.ResumeID != "" {
+		st, err := opts.Store.LoadState(opts.ResumeID)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(st.Messages, &s.messages); err != nil && len(st.Messages) > 0 {
+			return nil, fmt.Errorf("resume %s: the saved conversation cannot be read: %w", st.ID, err)
+		}
+		s.ID = st.ID
+		s.state = st
+		s.toolCalls = st.ToolCalls
+		closeDangling(&s.messages)
+	} else if opts.Dry {
+		s.ID = "dry"
+	} else {
+		s.ID = store.NewSessionID()
+	}
+	if !opts.Dry {
+		if _, err := store.SweepScratch(opts.Dirs.Data, time.Now()); err != nil {
+			fmt.Fprintf(os.Stderr, "nodwyn: sweeping old scratch directories: %v\n", err)
+		}
+	}
+	scratch, err := store.MakeScratch(s.ID)
+	if err != nil {
+		return nil, fmt.Errorf("making the scratch directory: %w", err)
+	}
+	s.scratch = scratch
+	s.gitRepo = prim.IsGitRepo(opts.Folder)
+
+	if !opts.Dry {
+		lg, err := store.OpenLog(opts.Store.LogPath(s.ID))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.log = lg
+	}
+
+	s.interp = scheme.New()
+	s.interp.Stdout = opts.Stdout
+	s.bind()
+	if err := s.loadInit(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	// The profile is known now: the lean profile lets an unattended run use
+	// /tmp, and leaves a command still running at its time limit alone.
+	lean := s.profileName() == "lean"
+	home, _ := os.UserHomeDir()
+	s.guard = guard.New(guard.Options{
+		Folder:         opts.Folder,
+		Scratch:        scratch,
+		Home:           home,
+		ConfigDir:      opts.Dirs.Config,
+		DataDir:        opts.Dirs.Data,
+		CredentialsDir: os.Getenv("CREDENTIALS_DIRECTORY"),
+		Sandbox:        opts.Sandbox,
+		Unattended:     opts.Unattended,
+		Lean:           lean,
+		Secrets:        opts.Secrets,
+	})
+	s.appr = &guard.Approvals{}
+	for _, c := range s.pendingCheckers {
+		s.guard.AddChecker(c)
+	}
+	popts := prim.DefaultOptions()
+	popts.Folder = opts.Folder
+	popts.Scratch = scratch
+	popts.Sandbox = opts.Sandbox
+	popts.Lean = lean
+	if opts.Store != nil && !opts.Dry {
+		id, st := s.ID, opts.Store
+		popts.Backup = func(abs string, old []byte) error { return st.Backup(id, abs, old) }
+	}
+	tools, err := prim.New(popts)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.tools = tools
+	return s, nil
+}
+
+// loadInit loads the embedded init.scm, then the person's and the project's.
+func (s *Session) loadInit(ctx context.Context) error {
+	if err := s.interp.Load(ctx, nodwyn.FS, "init.scm"); err != nil {
+		return fmt.Errorf("the embedded init.scm failed (a bug in nodwyn): %w", err)
+	}
+	user := s.opts.UserInit
+	if user == "" && s.opts.Dirs.Config != "" {
+		user = filepath.Join(s.opts.Dirs.Config, "init.scm")
+	}
+	for _, path := range []string{user, filepath.Join(s.opts.Folder, ".nodwyn", "init.scm")} {
+		if path == "" {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		if err := s.interp.LoadFile(ctx, path); err != nil {
+			return fmt.Errorf("%v\n(the run stopped before any model call; fix %s)", err, path)
+		}
+	}
+	return nil
+}
+
+// profileName asks Scheme which profile this run uses.
+func (s *Session) profileName() string {
+	v, err := s.interp.CallByName(context.Background(), "current-profile-name")
+	if err != nil {
+		return s.opts.Profile
+	}
+	return scheme.DisplayString(v)
+}
+
+// Interp is the session's Scheme interpreter (for the REPL).
+func (s *Session) Interp() *scheme.Interp { return s.interp }
+
+// Scratch is the session's scratch directory.
+func (s *Session) Scratch() string { return s.scratch }
+
+// Run runs the session: (run-session instruction) under the run's budgets.
+func (s *Session) Run(ctx context.Context) Outcome {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if s.opts.Timeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, s.opts.Timeout, ErrDeadline)
+		defer stop()
+	}
+	s.cancel, s.runCtx = cancel, ctx
+
+	profile := s.profileName()
+	s.emit("run.start", map[string]any{
+		"session": s.ID, "folder": s.opts.Folder, "profile": profile,
+		"sandbox": s.opts.Sandbox, "unattended": s.opts.Unattended, "yolo": s.opts.Yolo,
+		"model": s.opts.ModelName, "resumed": s.opts.ResumeID != "", "scratch": s.scratch,
+		"instruction": s.opts.Instruction,
+	})
+	s.saveState("running", profile)
+
+	instruction := s.opts.Instruction
+	if instruction == "" && s.opts.ResumeID != "" {
+		instruction = "Continue the task."
+	}
+	_, err := s.interp.CallByName(ctx, "run-session", scheme.NewString(instruction))
+	out := s.outcomeOf(ctx, err)
+	s.emit("run.end", map[string]any{
+		"status": out.Status, "text": out.Text, "tool_calls": s.toolCalls,
+		"input_tokens": s.usage.InputTokens, "output_tokens": s.usage.OutputTokens,
+		"elapsed_ms": time.Since(s.started).Milliseconds(),
+	})
+	s.saveState(out.Status, profile)
+	return out
+}
+
+func (s *Session) outcomeOf(ctx context.Context, err error) Outcome {
+	if err == nil {
+		if s.outcome != nil {
+			return *s.outcome
+		}
+		return Outcome{Status: "finished"}
+	}
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, ErrToolBudget):
+		return Outcome{Status: "budget", Text: fmt.Sprintf("stopped: %v (%d tool calls)", ErrToolBudget, s.toolCalls), Err: cause}
+	case errors.Is(cause, ErrDeadline):
+		return Outcome{Status: "deadline", Text: fmt.Sprintf("stopped: %v (%s)", ErrDeadline, s.opts.Timeout), Err: cause}
+	case cause != nil && (errors.Is(cause, ErrInterrupted) || errors.Is(cause, context.Canceled)):
+		return Outcome{Status: "interrupted", Text: "stopped: interrupted", Err: cause}
+	}
+	s.emit("error", map[string]any{"error": err.Error()})
+	return Outcome{Status: "failed", Text: err.Error(), Err: err}
+}
+
+// Interrupt stops the run (as SIGINT does).
+func (s *Session) Interrupt() {
+	if s.cancel != nil {
+		s.cancel(ErrInterrupted)
+	}
+}
+
+// Close stops what the session owns and removes the scratch directory (kept
+// in sandbox mode, where programs left running have TMPDIR there).
+func (s *Session) Close() error {
+	if s.tools != nil {
+		s.tools.Close()
+	}
+	if s.log != nil {
+		s.log.Close()
+	}
+	s.cleanupScratch()
+	return nil
+}
+
+func (s *Session) cleanupScratch() {
+	if s.scratch == "" || s.opts.Sandbox {
+		return
+	}
+	os.RemoveAll(s.scratch)
+}
+
+// emit writes an event to the log and every sink.
+func (s *Session) emit(typ string, data map[string]any) {
+	ev := store.Event{Type: typ, Time: time.Now(), Data: data}
+	if s.log != nil {
+		if err := s.log.Write(&ev); err != nil {
+			fmt.Fprintf(os.Stderr, "nodwyn: writing the log: %v\n", err)
+		}
+	}
+	for _, sink := range s.opts.Sinks {
+		sink(ev)
+	}
+}
+
+func (s *Session) saveState(status, profile string) {
+	if s.opts.Store == nil || s.opts.Dry {
+		return
+	}
+	s.mu.Lock()
+	msgs, _ := json.Marshal(s.messages)
+	s.mu.Unlock()
+	st := s.state
+	if st == nil {
+		st = &store.SessionState{ID: s.ID, Created: s.started}
+		s.state = st
+	}
+	st.Folder, st.Profile = s.opts.Folder, profile
+	if s.opts.ResumeID == "" || st.Instruction == "" {
+		st.Instruction = s.opts.Instruction
+	}
+	st.Provider, st.Model = s.opts.Provider, s.opts.ModelName
+	st.Sandbox, st.Unattended, st.Yolo = s.opts.Sandbox, s.opts.Unattended, s.opts.Yolo
+	st.Updated, st.Status = time.Now(), status
+	st.Messages, st.ToolCalls = msgs, s.toolCalls
+	st.Usage = map[string]int{"input_tokens": s.usage.InputTokens, "output_tokens": s.usage.OutputTokens}
+	if err := s.opts.Store.SaveState(st); err != nil {
+		fmt.Fprintf(os.Stderr, "nodwyn: saving the session: %v\n", err)
+	}
+}
+
+// closeDangling answers tool calls a crashed run left unanswered, so the
+// conversation can be sent again.
+func closeDangling(msgs *[]provider.Message) {
+	m := *msgs
+	for i := len(m) - 1; i >= 0; i-- {
+		if m[i].Role != provider.RoleAssistant || len(m[i].ToolCalls) == 0 {
+			continue
+		}
+		answered := map[string]bool{}
+		for _, later := range m[i+1:] {
+			if later.Role == provider.RoleTool {
+				answered[later.ToolCallID] = true
+			}
+		}
+		for _, tc := range m[i].ToolCalls {
+			if !answered[tc.ID] {
+				m = append(m, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
+					Content: "not run: the session was interrupted before this call finished", IsError: true})
+			}
+		}
+		break
+	}
+	*msgs = m
+}
+
+func shorten(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,349 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/provider"
+	"github.com/nodwyn/nodwyn/scheme"
+)
+
+func (s *Session) addUser(text string) {
+	s.mu.Lock()
+	s.messages = append(s.messages, provider.Message{Role: provider.RoleUser, Content: text})
+	s.mu.Unlock()
+	s.emit("message", map[string]any{"role": "user", "text": text})
+}
+
+func (s *Session) addToolResult(id, name, text string, isErr bool) {
+	s.mu.Lock()
+	s.messages = append(s.messages, provider.Message{Role: provider.RoleTool, ToolCallID: id, Name: name, Content: text, IsError: isErr})
+	s.mu.Unlock()
+}
+
+// modelTurn sends one request and returns the reply to Scheme.
+func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error) {
+	ctx := s.ctx()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.opts.Model == nil {
+		return nil, scheme.Errorf("model-turn: no model in this session (nodwyn scheme runs without one)")
+	}
+	pairs, ok := scheme.ListToSlice(toolList)
+	if !ok {
+		return nil, scheme.WrongType("model-turn", "a list of (name . description) pairs", toolList)
+	}
+	req := provider.Request{Model: s.opts.ModelName, System: scheme.DisplayString(system), MaxTokens: s.opts.MaxTokens}
+	for _, p := range pairs {
+		pr, ok := p.(*scheme.Pair)
+		if !ok {
+			return nil, scheme.WrongType("model-turn", "a (name . description) pair", p)
+		}
+		name := scheme.DisplayString(pr.Car)
+		req.Tools = append(req.Tools, provider.Tool{Name: name, Description: scheme.DisplayString(pr.Cdr), Parameters: s.tools.Schema(name)})
+	}
+	s.mu.Lock()
+	req.Messages = append([]provider.Message(nil), s.messages...)
+	s.mu.Unlock()
+
+	s.emit("model.request", map[string]any{"messages": len(req.Messages), "tools": len(req.Tools)})
+	start := time.Now()
+	reply, err := s.opts.Model.Stream(ctx, req, func(d provider.Delta) {
+		if d.ToolName != "" {
+			s.emit("model.delta", map[string]any{"tool": d.ToolName})
+		}
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, scheme.Errorf("model-turn: %v", err)
+	}
+	s.usage.InputTokens += reply.Usage.InputTokens
+	s.usage.OutputTokens += reply.Usage.OutputTokens
+	s.usage.CacheReadTokens += reply.Usage.CacheReadTokens
+
+	s.mu.Lock()
+	s.messages = append(s.messages, provider.Message{Role: provider.RoleAssistant, Content: reply.Text, ToolCalls: reply.ToolCalls})
+	s.mu.Unlock()
+
+	calls := make([]scheme.Value, 0, len(reply.ToolCalls))
+	logged := make([]map[string]any, 0, len(reply.ToolCalls))
+	for _, tc := range reply.ToolCalls {
+		calls = append(calls, scheme.List(
+			scheme.Cons(scheme.Symbol("id"), scheme.NewString(tc.ID)),
+			scheme.Cons(scheme.Symbol("name"), scheme.NewString(tc.Name)),
+			scheme.Cons(scheme.Symbol("arguments"), scheme.NewString(tc.Arguments)),
+		))
+		logged = append(logged, map[string]any{"id": tc.ID, "name": tc.Name, "arguments": s.redact(tc.Arguments)})
+	}
+	s.emit("model.reply", map[string]any{
+		"text": s.redact(reply.Text), "tool_calls": logged, "stop_reason": reply.StopReason,
+		"input_tokens": reply.Usage.InputTokens, "output_tokens": reply.Usage.OutputTokens,
+		"ms": time.Since(start).Milliseconds(),
+	})
+	s.saveState("running", s.opts.Profile)
+	return scheme.List(
+		scheme.Cons(scheme.Symbol("text"), scheme.NewString(reply.Text)),
+		scheme.Cons(scheme.Symbol("tool-calls"), scheme.List(calls...)),
+	), nil
+}
+
+func (s *Session) redact(text string) string {
+	if s.guard == nil {
+		return text
+	}
+	return s.guard.Redact(text)
+}
+
+// request turns Scheme's tool arguments (a JSON string or an alist) into a
+// guard request.
+func (s *Session) request(name string, args scheme.Value) (guard.Request, error) {
+	req := guard.Request{Tool: name}
+	switch a := args.(type) {
+	case *scheme.String:
+		raw := strings.TrimSpace(a.S)
+		if raw == "" {
+			raw = "{}"
+		}
+		dec := json.NewDecoder(strings.NewReader(raw))
+		dec.UseNumber()
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			return req, fmt.Errorf("arguments for %s are not valid JSON (%v); send one JSON object", name, err)
+		}
+		req.Args = normalizeNumbers(m)
+	default:
+		g, ok := scheme.ToGo(args).(map[string]any)
+		if !ok && args != scheme.Nil {
+			return req, fmt.Errorf("arguments for %s must be a JSON object string or an alist, not %s", name, scheme.WriteString(args))
+		}
+		req.Args = g
+	}
+	if req.Args == nil {
+		req.Args = map[string]any{}
+	}
+	return req, nil
+}
+
+// normalizeNumbers turns json.Number into int when whole, else float64.
+func normalizeNumbers(m map[string]any) map[string]any {
+	for k, v := range m {
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				m[k] = int(i)
+			} else if f, err := n.Float64(); err == nil {
+				m[k] = f
+			}
+		}
+	}
+	return m
+}
+
+func resultAlist(output string, isErr bool, verdict, checker string, exit int) scheme.Value {
+	return scheme.List(
+		scheme.Cons(scheme.Symbol("output"), scheme.NewString(output)),
+		scheme.Cons(scheme.Symbol("error"), isErr),
+		scheme.Cons(scheme.Symbol("decision"), scheme.NewString(verdict)),
+		scheme.Cons(scheme.Symbol("checker"), scheme.NewString(checker)),
+		scheme.Cons(scheme.Symbol("exit"), exit),
+	)
+}
+
+// callTool is the one seam every tool call goes through: budget, guard,
+// confirm policy, primitive, redaction, events.
+func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error) {
+	ctx := s.ctx()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.tools == nil || s.guard == nil {
+		return nil, scheme.Errorf("call-tool: tools are not available while init.scm loads")
+	}
+	if s.opts.MaxToolCalls > 0 && s.toolCalls >= s.opts.MaxToolCalls {
+		if s.cancel != nil {
+			s.cancel(ErrToolBudget)
+		}
+		return nil, fmt.Errorf("call-tool: %w", ErrToolBudget)
+	}
+	s.toolCalls++
+	start := time.Now()
+	req, err := s.request(name, args)
+	callData := map[string]any{"name": name, "n": s.toolCalls}
+	if err != nil {
+		callData["arguments"] = s.redact(scheme.DisplayString(args))
+		s.emit("tool.call", callData)
+		s.emit("tool.result", map[string]any{"name": name, "error": true, "output": err.Error()})
+		return resultAlist(err.Error(), true, "refuse", "arguments", -1), nil
+	}
+	callData["arguments"] = redactArgs(s, req.Args)
+	s.emit("tool.call", callData)
+
+	if !known(s.tools.Names(), name) {
+		msg := fmt.Sprintf("there is no tool %q here; the tools are: %s", name, strings.Join(s.tools.Names(), ", "))
+		s.emit("tool.result", map[string]any{"name": name, "error": true, "output": msg})
+		return resultAlist(msg, true, "refuse", "tools", -1), nil
+	}
+
+	d := s.guard.Check(req)
+	allowed, why := s.decide(ctx, req, d)
+	s.emit("tool.decision", map[string]any{"name": name, "decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason, "allowed": allowed, "answer": why})
+	if !allowed {
+		msg := refusalText(d, why)
+		s.emit("tool.result", map[string]any{"name": name, "error": true, "output": msg})
+		return resultAlist(msg, true, d.Verdict.String(), d.Checker, -1), nil
+	}
+
+	res, err := s.tools.Run(ctx, name, req.Args)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		res.Output, res.IsError = fmt.Sprintf("%s failed: %v", name, err), true
+	}
+	for _, p := range res.Changed {
+		s.turnChanged[p] = true
+	}
+	out := s.redact(res.Output)
+	s.emit("tool.result", map[string]any{
+		"name": name, "error": res.IsError, "exit": res.ExitCode, "output": out,
+		"changed": res.Changed, "ms": time.Since(start).Milliseconds(),
+	})
+	return resultAlist(out, res.IsError, d.Verdict.String(), d.Checker, res.ExitCode), nil
+}
+
+// decide applies the confirm policy to a decision.
+func (s *Session) decide(ctx context.Context, req guard.Request, d guard.Decision) (bool, string) {
+	switch d.Verdict {
+	case guard.Allow:
+		return true, "allowed"
+	case guard.Refuse:
+		return false, "refused"
+	}
+	if s.appr.Covers(req) && d.Verdict == guard.Confirm {
+		return true, "standing approval"
+	}
+	yes, decided := guard.AutoAllow(d, guard.Mode{Unattended: s.opts.Unattended, Yolo: s.opts.Yolo, NoConfirm: s.opts.NoConfirm})
+	if decided {
+		if yes {
+			return true, "answered yes (--yolo)"
+		}
+		return false, "declined (nobody can approve it)"
+	}
+	if s.opts.Confirm == nil {
+		return false, "declined (no one to ask)"
+	}
+	yes, always := s.opts.Confirm(ctx, req, d)
+	if yes && always && d.Verdict == guard.Confirm {
+		if cmd, ok := req.Args["command"].(string); ok {
+			s.appr.Add("command", firstWord(cmd))
+		} else if p, ok := req.Args["path"].(string); ok {
+			s.appr.Add("path", p)
+		}
+	}
+	if yes {
+		return true, "approved by a person"
+	}
+	return false, "declined by a person"
+}
+
+func refusalText(d guard.Decision, why string) string {
+	switch d.Verdict {
+	case guard.Refuse:
+		return fmt.Sprintf("refused (%s): %s", d.Checker, d.Reason)
+	default:
+		return fmt.Sprintf("not run: %s needed approval and was %s: %s", d.Checker, why, d.Reason)
+	}
+}
+
+func firstWord(cmd string) string {
+	f := strings.Fields(cmd)
+	if len(f) == 0 {
+		return cmd
+	}
+	return f[0]
+}
+
+func known(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// redactArgs renders arguments for the log with secrets replaced and long
+// contents shortened.
+func redactArgs(s *Session, args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if str, ok := args[k].(string); ok {
+			out[k] = s.redact(str)
+		} else {
+			out[k] = args[k]
+		}
+	}
+	return out
+}
+
+// schemeChecker is a project checker written in Scheme.
+type schemeChecker struct {
+	s    *Session
+	name string
+	proc scheme.Value
+}
+
+func (c *schemeChecker) Name() string { return "project:" + c.name }
+
+// Check calls the Scheme procedure. An error in it refuses the call (a checker
+// that fails must not let calls through).
+func (c *schemeChecker) Check(req guard.Request) guard.Decision {
+	v, err := c.s.interp.Apply(c.proc, []scheme.Value{scheme.NewString(req.Tool), scheme.FromGo(req.Args)})
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return guard.Decision{Verdict: guard.Refuse, Checker: c.Name(), Reason: "the run is stopping"}
+		}
+		return guard.Decision{Verdict: guard.Refuse, Checker: c.Name(), Reason: "the project's checker failed: " + err.Error()}
+	}
+	if v == false || v == scheme.Nil || v == scheme.Void {
+		return guard.Decision{Verdict: guard.Allow, Checker: c.Name()}
+	}
+	kind, reason := "", ""
+	switch x := v.(type) {
+	case scheme.Symbol:
+		kind = string(x)
+	case *scheme.Pair:
+		kind = scheme.DisplayString(x.Car)
+		if rest, ok := x.Cdr.(*scheme.Pair); ok {
+			reason = scheme.DisplayString(rest.Car)
+		}
+	default:
+		kind = scheme.DisplayString(v)
+	}
+	if reason == "" {
+		reason = "the project's checker " + c.name + " objected"
+	}
+	switch kind {
+	case "allow":
+		return guard.Decision{Verdict: guard.Allow, Checker: c.Name()}
+	case "confirm":
+		return guard.Decision{Verdict: guard.Confirm, Checker: c.Name(), Reason: reason}
+	case "security-confirm":
+		return guard.Decision{Verdict: guard.SecurityConfirm, Checker: c.Name(), Reason: reason}
+	default:
+		return guard.Decision{Verdict: guard.Refuse, Checker: c.Name(), Reason: reason}
+	}
+}

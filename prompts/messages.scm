@@ -1,0 +1,22 @@
+;;; prompts/messages.scm — what the loop says to the model besides the prompt.
+
+;; Said once in sandbox mode, the first time a turn ends on the model's word.
+(define sandbox-finish-message
+  "Before you finish, check the result as someone who did not watch you work would: run it the way the task will be checked and read what it does. \
+Then look for anything that only makes your checks pass, or that came from anywhere but your own work (the task's published solution or answer key, files of whatever runs or checks this session): \
+replace it with a real solution, or remove it and say plainly what does not work. \
+When that is done, reply with a short summary and no tool call.")
+
+;; The full profile's reminder when a turn ends with no file changed in a git
+;; work tree (never in sandbox mode).
+(define no-change-reminder
+  "No file has changed. If the task asks for a change, make it now with fs-edit or fs-write; if it needs none, say why in one or two sentences.")
+
+;; Appended after a result when the same call has run 4, 8, 12 … times in a
+;; row (sandbox mode).
+(define repeat-warning
+  "[this exact call has now run 4 times in a row; if you are waiting on something, that is fine; otherwise look at what the results show before running it again]")
+
+;; The text a run ends with when the progress guard stops it (not sandbox mode).
+(define (no-progress-message n)
+  (format #f "stopped: the same call returned the same result ~a times in a row, so the run was making no progress" n))

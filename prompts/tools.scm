@@ -1,0 +1,39 @@
+;;; prompts/tools.scm — what the model reads about each tool.
+;;;
+;;; (lean-tool-description name) is short; (full-tool-description name) says
+;;; more. A project redefines either, or the profile's tool-description.
+
+(define lean-tool-descriptions
+  '(("shell-exec" . "Run a bash command in the folder; returns its output and exit status.")
+    ("shell-start" . "Start a long-running command in the background; returns an id.")
+    ("shell-read" . "Read the output so far of a command started with shell-start.")
+    ("shell-stop" . "Stop a command started with shell-start.")
+    ("fs-read" . "Read a file (numbered lines) or list a directory.")
+    ("fs-write" . "Create or overwrite a file.")
+    ("fs-edit" . "Replace old with new in a file; old must match exactly once.")
+    ("fs-find" . "Find files by glob, e.g. **/*.go.")
+    ("index-grep" . "Search file contents by regular expression.")
+    ("git-status" . "Show git status.")
+    ("git-diff" . "Show git diff.")))
+
+(define full-tool-descriptions
+  '(("shell-exec" . "Run a command with bash in the folder and return its output (stdout and stderr together) and exit status. It has a time limit (timeout, in seconds). Commands run with a scrubbed environment and TMPDIR set to the scratch directory.")
+    ("shell-start" . "Start a long-running command (a server, a watcher) in the background. Its output goes to a file in the scratch directory; returns an id for shell-read and shell-stop. It is stopped when the session ends.")
+    ("shell-read" . "Read the output so far of a command started with shell-start, and whether it is still running.")
+    ("shell-stop" . "Stop a command started with shell-start.")
+    ("fs-read" . "Read a text file as numbered lines (offset is the first line, limit the number of lines), or list a directory.")
+    ("fs-write" . "Create a file, or overwrite one, with content. Parent directories are made. The previous content is kept in nodwyn's version store.")
+    ("fs-edit" . "Replace the exact text old with new in a file. old must match exactly once: include enough surrounding lines to make it unique. If it does not match, the nearest lines are shown.")
+    ("fs-find" . "Find files whose path matches a glob (** matches any number of directories), honouring .gitignore.")
+    ("index-grep" . "Search file contents with a regular expression (Go syntax), honouring .gitignore; returns path:line: text.")
+    ("git-status" . "Show which files changed in the git work tree.")
+    ("git-diff" . "Show the git diff of the work tree, or of one path.")))
+
+(define (lean-tool-description name)
+  (alist-ref lean-tool-descriptions name name))
+
+(define (full-tool-description name)
+  (let ((base (alist-ref full-tool-descriptions name name)))
+    (if (and (sandbox?) (string=? name "shell-exec"))
+        (string-append base " Whatever the program starts in the background keeps running after it ends.")
+        base)))

@@ -1,0 +1,71 @@
+;;; runtime/loop.scm — the standard loop.
+;;;
+;;; Go calls (run-session instruction) once per run. The profile's run
+;;; procedure (default standard-run) drives the model: each model-turn streams
+;;; one reply; each tool call goes through (call-tool …), where the Go core's
+;;; guard judges it before it runs; results are folded and checked for
+;;; progress; a reply without tool calls ends the turn unless the finish check
+;;; or the profile's turn-end hook has something to say.
+;;;
+;;; Budgets and the deadline are enforced in Go: when one runs out the run is
+;;; aborted, whatever this code does.
+
+(define (run-session instruction)
+  ((profile-ref 'run standard-run) instruction))
+
+(define (system-prompt) ((profile-ref 'system-prompt lean-system-prompt)))
+
+;; The tools offered, with the profile's descriptions: a list of
+;; (name . description) pairs.
+(define (tool-specs)
+  (let ((describe (profile-ref 'tool-description lean-tool-description)))
+    (map (lambda (name) (cons name (describe name))) (tools))))
+
+;; Run one tool call and give its result to the model. Returns #f, or the
+;; text the run ends with when the progress guard stops it.
+(define (run-call call)
+  (let* ((name (call-name call))
+         (args (call-arguments call))
+         (result (call-tool name args))
+         (folded (fold-result name (result-output result))))
+    (call-with-values
+        (lambda () (progress-check name args folded))
+      (lambda (text stop)
+        (add-tool-result! (call-id call) name text (result-error? result))
+        stop))))
+
+;; Run the calls of one reply in order; stop at the first that stops the run,
+;; answering the rest so the conversation stays well formed.
+(define (run-calls calls)
+  (let loop ((calls calls))
+    (if (null? calls)
+        #f
+        (let ((stop (run-call (car calls))))
+          (if stop
+              (begin
+                (for-each (lambda (c)
+                            (add-tool-result! (call-id c) (call-name c) "not run: the run stopped" #t))
+                          (cdr calls))
+                stop)
+              (loop (cdr calls)))))))
+
+;; What to say when a turn ends on the model's word, or #f to end it.
+(define (turn-end-message reply)
+  (or (finish-check reply)
+      ((profile-ref 'turn-end (lambda (reply) #f)) reply)))
+
+(define (standard-run instruction)
+  (add-message! 'user instruction)
+  (begin-turn!)
+  (let loop ()
+    (let* ((reply (model-turn (system-prompt) (tool-specs)))
+           (calls (reply-tool-calls reply)))
+      (if (null? calls)
+          (let ((more (turn-end-message reply)))
+            (if more
+                (begin (add-message! 'user more) (loop))
+                (finish! 'finished (reply-text reply))))
+          (let ((stop (run-calls calls)))
+            (if stop
+                (finish! 'no-progress stop)
+                (loop)))))))
