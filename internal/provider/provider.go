@@ -1,0 +1,165 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Role is the author of a message: "user", "assistant" or "tool".
+type Role string
+
+// The roles of a conversation.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// ToolCall is one call the model asked for.
+type ToolCall struct {
+	ID   string
+	Name string
+	// Arguments is the raw JSON text as the model sent it. It may be
+	// malformed; ParseArgs checks it.
+	Arguments string
+}
+
+// Message is one entry of the conversation sent to the model.
+type Message struct {
+	Role       Role
+	Content    string
+	ToolCalls  []ToolCall // assistant messages
+	ToolCallID string     // tool messages: the call this answers
+	Name       string     // tool messages: the tool's name
+	IsError    bool       // tool messages: the result is an error
+}
+
+// Tool is a tool offered to the model.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  map[string]any // JSON schema object
+}
+
+// Request is one request to the model.
+type Request struct {
+	Model     string // overrides Config.Model when set
+	System    string
+	Messages  []Message
+	Tools     []Tool
+	MaxTokens int
+}
+
+// Usage counts the tokens of one reply. InputTokens are the input tokens
+// neither read from nor written to the prompt cache, as Anthropic counts
+// them; for OpenAI they are prompt_tokens less the cached ones. The whole
+// input is TotalInput.
+type Usage struct {
+	InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens int
+}
+
+// TotalInput returns all input tokens: uncached, cache reads and cache writes.
+func (u Usage) TotalInput() int { return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens }
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + v.InputTokens,
+		OutputTokens:     u.OutputTokens + v.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+	}
+}
+
+// Reply is the model's whole answer to one request.
+type Reply struct {
+	Text       string
+	ToolCalls  []ToolCall
+	Usage      Usage
+	StopReason string // as the provider says it: "stop", "tool_calls", "end_turn", "tool_use", "max_tokens" …
+	// Attempts is how many HTTP requests the reply took (1 without retries).
+	Attempts int
+}
+
+// Delta is streamed while a reply arrives (for progress display); it may be
+// ignored.
+type Delta struct {
+	Text     string
+	ToolName string // set when a tool call starts
+	// Restart is set when the request is being retried after the stream was
+	// cut or failed: what was shown of this reply so far is void.
+	Restart bool
+}
+
+// Model is a language model that answers requests, streaming.
+type Model interface {
+	Stream(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error)
+	Name() string // e.g. "openai:gpt-4o" for logs
+}
+
+// Config chooses and configures a model.
+type Config struct {
+	Provider   string // "openai" | "anthropic" | "script"
+	Model      string
+	BaseURL    string // empty: the provider's official endpoint
+	APIKey     string
+	Script     string       // path of a script file, for Provider=="script" (Model is used when empty)
+	HTTPClient *http.Client // optional; tests and a CA-fallback transport
+
+	// MaxRetries is how many times a failed request is retried (so at most
+	// MaxRetries+1 attempts); 0 means the default, 5; a negative value
+	// means no retries.
+	MaxRetries int
+	// MaxRetryWait is the total time spent waiting between attempts,
+	// default 2 min. A Retry-After longer than what is left ends the
+	// retries at once.
+	MaxRetryWait time.Duration
+	// RetryBaseWait is the first backoff, doubled on each retry (with
+	// jitter) and capped at 30 s; default 500 ms. Tests make it small.
+	RetryBaseWait time.Duration
+	// OnRetry, when set, is called before each wait between attempts, with
+	// the attempt that failed (1-based), the wait and the failure.
+	OnRetry func(attempt int, wait time.Duration, err error)
+}
+
+// Defaults for Config.
+const (
+	DefaultMaxRetries    = 5
+	DefaultMaxRetryWait  = 2 * time.Minute
+	DefaultRetryBaseWait = 500 * time.Millisecond
+	DefaultMaxTokens     = 8192 // Anthropic requires max_tokens
+	DefaultOpenAIURL     = "https://api.openai.com/v1"
+	DefaultAnthropicURL  = "https://api.anthropic.com"
+)
+
+// New returns the model that cfg names.
+func New(cfg Config) (Model, error) {
+	switch cfg.Provider {
+	case "openai":
+		return newOpenAI(cfg)
+	case "anthropic":
+		return newAnthropic(cfg)
+	case "script":
+		path := cfg.Script
+		if path == "" {
+			path = cfg.Model
+		}
+		if path == "" {
+			return nil, fmt.Errorf("provider script: no script file named; give its path as the script (or model) setting")
+		}
+		return LoadScript(path)
+	case "":
+		return nil, fmt.Errorf("provider: no provider chosen; use openai, anthropic or script")
+	default:
+		return nil, fmt.Errorf("provider: unknown provider %q; use openai, anthropic or script", cfg.Provider)
+	}
+}
+
+func (cfg Config) httpClient() *http.Client {
+	if cfg.HTTPClient != nil {
+		return cfg.HTTPClient
+	}
+	return &http.Client{}
+}

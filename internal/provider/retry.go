@@ -1,0 +1,262 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Error is the error of a request that failed for good: a status that is
+// not retried, or retries exhausted in count or time. Its text names the
+// provider, the endpoint and the status, e.g.
+//
+//	provider openai: POST http://127.0.0.1:1234/v1/chat/completions: 429 Too Many Requests after 6 attempts: {"error":…}
+type Error struct {
+	Provider string
+	Method   string
+	URL      string // without its query
+	Status   int    // 0 when no HTTP status was had (connection error, cut stream)
+	Attempts int
+	Body     string // an excerpt of the response body
+	Note     string // why retries stopped early, if they did
+	Err      error  // the underlying failure (connection error, stream cut, ctx error …)
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "provider %s: %s %s: ", e.Provider, e.Method, e.URL)
+	switch {
+	case e.Status != 0:
+		fmt.Fprintf(&b, "%d %s", e.Status, http.StatusText(e.Status))
+	case e.Err != nil:
+		b.WriteString(e.Err.Error())
+	default:
+		b.WriteString("request failed")
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " after %d attempts", e.Attempts)
+	}
+	if e.Note != "" {
+		b.WriteString(" (" + e.Note + ")")
+	}
+	if e.Status != 0 && e.Body != "" {
+		b.WriteString(": " + e.Body)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// errStreamCut marks a stream that ended before the reply was complete.
+var errStreamCut = errors.New("stream cut mid-reply")
+
+// capture records what the HTTP layer saw during one attempt. It is filled
+// by a middleware handed to the SDK, so our retry logic does not depend on
+// how an SDK wraps errors.
+type capture struct {
+	method, url string
+	status      int
+	header      http.Header
+	body        string
+	sent        bool // a request reached the HTTP client
+}
+
+func (c *capture) reset() { *c = capture{} }
+
+// middleware has the shape of both SDKs' option.Middleware.
+func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	c.sent = true
+	c.method = req.Method
+	u := *req.URL
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	c.url = u.String()
+	res, err := next(req)
+	if err != nil || res == nil {
+		return res, err
+	}
+	c.status = res.StatusCode
+	c.header = res.Header
+	if res.StatusCode >= 400 {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+		_ = res.Body.Close()
+		res.Body = io.NopCloser(bytes.NewReader(b))
+		c.body = excerpt(string(b), 400)
+	}
+	return res, nil
+}
+
+// excerpt collapses white space and cuts s to about n bytes.
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && (s[cut]&0xC0) == 0x80 { // do not split a UTF-8 sequence
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// retryableStatus reports whether a status is worth another attempt.
+func retryableStatus(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusConflict ||
+		code == http.StatusTooManyRequests || code >= 500
+}
+
+// retryAfter reads retry-after-ms or Retry-After (seconds or an HTTP date).
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if h == nil {
+		return 0, false
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := t.Sub(now)
+		if d < 0 {
+			d = 0
+		}
+		return d, true
+	}
+	return 0, false
+}
+
+const maxBackoff = 30 * time.Second
+
+// retrier runs attempts of one request under the retry policy.
+type retrier struct {
+	provider string
+	method   string
+	url      string // the endpoint, for errors when no request was sent
+	max      int    // retries after the first attempt
+	budget   time.Duration
+	base     time.Duration
+	onRetry  func(int, time.Duration, error)
+}
+
+func newRetrier(provider, url string, cfg Config) retrier {
+	r := retrier{provider: provider, method: http.MethodPost, url: url, max: cfg.MaxRetries,
+		budget: cfg.MaxRetryWait, base: cfg.RetryBaseWait, onRetry: cfg.OnRetry}
+	if r.max == 0 {
+		r.max = DefaultMaxRetries
+	} else if r.max < 0 {
+		r.max = 0
+	}
+	if r.budget <= 0 {
+		r.budget = DefaultMaxRetryWait
+	}
+	if r.base <= 0 {
+		r.base = DefaultRetryBaseWait
+	}
+	return r
+}
+
+// backoff is the jittered wait before retry n (0-based): base·2ⁿ, capped,
+// then a random point in its upper half.
+func (r retrier) backoff(n int) time.Duration {
+	d := r.base
+	for i := 0; i < n && d < maxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, maxBackoff)
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+// attemptFunc runs one attempt. It returns the reply and nil, or an error;
+// c holds what the HTTP layer saw.
+type attemptFunc func(ctx context.Context, c *capture) (Reply, error)
+
+// do runs fn until it succeeds, fails for good, or the retries run out.
+func (r retrier) do(ctx context.Context, onDelta func(Delta), fn attemptFunc) (Reply, error) {
+	var c capture
+	var waited time.Duration
+	for attempt := 1; ; attempt++ {
+		c.reset()
+		reply, err := fn(ctx, &c)
+		if err == nil {
+			reply.Attempts = attempt
+			return reply, nil
+		}
+		fail := r.failure(&c, attempt, err)
+		if ctx.Err() != nil {
+			fail.Status, fail.Body, fail.Err = 0, "", ctx.Err()
+			return Reply{}, fail
+		}
+		if !c.sent || (c.status >= 400 && !retryableStatus(c.status)) {
+			return Reply{}, fail
+		}
+		if attempt > r.max {
+			return Reply{}, fail
+		}
+		wait := r.backoff(attempt - 1)
+		if ra, ok := retryAfter(c.header, time.Now()); ok {
+			wait = ra
+			if waited+wait > r.budget {
+				fail.Note = fmt.Sprintf("the server asked to wait %s, more than the %s left of the retry budget", wait.Round(time.Millisecond), (r.budget - waited).Round(time.Millisecond))
+				return Reply{}, fail
+			}
+		} else if waited+wait > r.budget {
+			wait = r.budget - waited
+			if wait <= 0 {
+				fail.Note = fmt.Sprintf("retry budget of %s spent", r.budget)
+				return Reply{}, fail
+			}
+		}
+		if r.onRetry != nil {
+			r.onRetry(attempt, wait, fail)
+		}
+		if onDelta != nil {
+			onDelta(Delta{Restart: true})
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			fail.Note = "cancelled while waiting to retry after " + fail.short()
+			fail.Status, fail.Body, fail.Err = 0, "", ctx.Err()
+			return Reply{}, fail
+		case <-t.C:
+		}
+		waited += wait
+	}
+}
+
+func (r retrier) failure(c *capture, attempt int, err error) *Error {
+	e := &Error{Provider: r.provider, Method: r.method, URL: r.url, Attempts: attempt, Err: err}
+	if c.sent {
+		e.Method, e.URL = c.method, c.url
+	}
+	if c.status >= 400 {
+		e.Status, e.Body = c.status, c.body
+	}
+	return e
+}
+
+// short names a failure in a few words, for notes.
+func (e *Error) short() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("%d %s", e.Status, http.StatusText(e.Status))
+	}
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return "a failure"
+}
