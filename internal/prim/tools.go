@@ -87,7 +87,7 @@ type Tools struct {
 	git   string // path of the git binary, "" when git is not offered
 
 	// Process handling, see shell.go and shellstart.go.
-	stopGrace time.Duration // SIGTERM to SIGKILL
+	stopGrace  time.Duration // SIGTERM to SIGKILL
 	procSettle time.Duration // output copied this long after a command exits, at most
 
 	mu        sync.Mutex
@@ -142,12 +142,12 @@ func New(opts Options) (*Tools, error) {
 		}
 	}
 	t := &Tools{
-		opts:      opts,
-		stopGrace: 2 * time.Second,
+		opts:       opts,
+		stopGrace:  2 * time.Second,
 		procSettle: time.Second,
-		running:   map[int]*execProc{},
-		leftovers: map[int]*execProc{},
-		drains:    map[*capture]int{},
+		running:    map[int]*execProc{},
+		leftovers:  map[int]*execProc{},
+		drains:     map[*capture]int{},
 	}
 	t.env = ScrubEnv(os.Environ(), opts.EnvAllow)
 	if opts.Scratch != "" {
