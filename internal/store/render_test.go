@@ -1,0 +1,96 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRenderLog(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 13, 55, 1, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	evs := []Event{
+		{Seq: 1, Time: at(0), Type: "run.start", Data: map[string]any{
+			"session": "20261202-135501-ab12cd", "folder": "/work/p", "profile": "lean", "model": "gpt-x",
+			"sandbox": false, "unattended": true, "yolo": false, "resumed": false,
+			"instruction": "Fix the failing test in parser.go\nand run the tests",
+		}},
+		{Seq: 2, Time: at(200 * time.Millisecond), Type: "model.request", Data: map[string]any{"turn": 1}},
+		{Seq: 3, Time: at(1500 * time.Millisecond), Type: "model.reply", Data: map[string]any{"text": "Looking at the parser.", "tool_calls": 1}},
+		{Seq: 4, Time: at(1500 * time.Millisecond), Type: "tool.call", Data: map[string]any{
+			"id": "call_1", "name": "shell-exec",
+			"args": map[string]any{"command": "go test ./... -run TestParse " + strings.Repeat("-v ", 40)},
+		}},
+		{Seq: 5, Time: at(1600 * time.Millisecond), Type: "tool.decision", Data: map[string]any{"id": "call_1", "decision": "allow", "reason": "standing approval: go test"}},
+		{Seq: 6, Time: at(3 * time.Second), Type: "tool.result", Data: map[string]any{"id": "call_1", "name": "shell-exec", "ok": false, "exit_code": 1, "output": "--- FAIL: TestParse\nparser_test.go:12: got 1\nFAIL"}},
+		{Seq: 7, Time: at(65 * time.Second), Type: "note", Data: map[string]any{"text": "progress warning: same call twice"}},
+		{Seq: 8, Time: at(66 * time.Second), Type: "turn.end", Data: map[string]any{"turn": 1}},
+		{Seq: 9, Time: at(67 * time.Second), Type: "error", Data: map[string]any{"error": "provider: 429 from https://api.example"}},
+		{Seq: 10, Time: at(2*time.Hour + 3*time.Minute), Type: "run.end", Data: map[string]any{
+			"status": "finished", "text": "Fixed the off-by-one in parser.go.", "tool_calls": 12,
+			"input_tokens": 5000, "output_tokens": 300, "elapsed_ms": 7380000,
+		}},
+		{Seq: 11, Time: at(2*time.Hour + 4*time.Minute), Type: "custom.thing", Data: map[string]any{"b": "two words", "a": 1.5, "on": true}},
+	}
+	// Through JSON, as `nodwyn log` reads them.
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	l, err := OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range evs {
+		if err := l.Write(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	read, err := ReadLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	RenderLog(&b, read)
+	want := `   +0.0s  run.start     "Fix the failing test in parser.go and run the tests"  folder=/work/p  model=gpt-x  profile=lean  session=20261202-135501-ab12cd  unattended
+   +0.2s  model.request turn 1
+   +1.5s  model.reply   "Looking at the parser."  1 tool call
+   +1.5s  tool.call     shell-exec  {"command":"go test ./... -run TestParse -v -v -v -v -v -v -v -v -v -v -v -v -v -v -v -v -v -v -v -…
+   +1.6s  tool.decision allow  (standing approval: go test)
+   +3.0s  tool.result   shell-exec  failed  exit 1  "--- FAIL: TestParse (3 lines)"
+  +1m05s  note          progress warning: same call twice
+  +1m06s  turn.end      turn 1
+  +1m07s  error         provider: 429 from https://api.example
+  +2h03m  run.end       finished  12 tool calls  2h3m0s  input_tokens=5000  output_tokens=300  "Fixed the off-by-one in parser.go."
+  +2h04m  custom.thing  a=1.5  b="two words"  on
+`
+	if got := b.String(); got != want {
+		t.Errorf("RenderLog =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestRenderLogArgsAsJSONString(t *testing.T) {
+	var b bytes.Buffer
+	RenderLog(&b, []Event{{Type: "tool.call", Time: time.Unix(0, 0), Data: map[string]any{
+		"name": "fs-edit", "args": `{"path": "a.go",  "old": "x"}`,
+	}}})
+	if got := b.String(); !strings.Contains(got, `fs-edit  {"old":"x","path":"a.go"}`) {
+		t.Errorf("RenderLog = %q", got)
+	}
+}
+
+func TestRenderLogEmpty(t *testing.T) {
+	var b bytes.Buffer
+	RenderLog(&b, nil)
+	if b.Len() != 0 {
+		t.Errorf("RenderLog(nil) wrote %q", b.String())
+	}
+}
+
+func TestShortCutsRunes(t *testing.T) {
+	s := short(strings.Repeat("é", 10), 5)
+	if s != "éééé…" || !json.Valid([]byte(`"`+s+`"`)) {
+		t.Errorf("short = %q", s)
+	}
+}
