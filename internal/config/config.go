@@ -151,7 +151,7 @@ func ProjectConfig(folder string) string {
 
 // Load reads dirs.Config/config.toml, then <folder>/.nodwyn/config.toml, then
 // the environment. A file that does not exist is skipped; folder "" skips the
-// project file. Each source sets only the keys it names, and a later source
+// project file, and a dirs.Config that is not absolute the user's. Each source sets only the keys it names, and a later source
 // wins. The environment: NODWYN_PROFILE sets loop.profile, NODWYN_PROVIDER
 // provider.name, NODWYN_MODEL provider.model, and OPENAI_BASE_URL or
 // ANTHROPIC_BASE_URL provider.base_url when the provider is openai or
@@ -159,7 +159,12 @@ func ProjectConfig(folder string) string {
 // An error in a file is an [*Error].
 func Load(dirs Dirs, folder string, getenv func(string) string) (*Config, error) {
 	c := &Config{Origin: map[string]string{}}
-	paths := []string{filepath.Join(dirs.Config, "config.toml")}
+	var paths []string
+	if filepath.IsAbs(dirs.Config) {
+		// A relative directory (no HOME) would be read from wherever the
+		// process runs, which may be the project.
+		paths = append(paths, filepath.Join(dirs.Config, "config.toml"))
+	}
 	if folder != "" {
 		paths = append(paths, ProjectConfig(folder))
 	}
@@ -522,8 +527,9 @@ func CredentialsPath(dirs Dirs) string {
 //	[keys]
 //	openai = "sk-..."
 //
-// Nothing in the project folder is consulted. It returns "" and no error when
-// there is no key. A malformed credentials file is an [*Error] that names the
+// Nothing in the project folder is consulted, and no file at all when
+// dirs.Config is not an absolute path. It returns "" and no error when there
+// is no key. A malformed credentials file is an [*Error] that names the
 // file, line and key but never shows a value.
 func APIKey(dirs Dirs, provider, keyEnv string, getenv func(string) string) (string, error) {
 	if keyEnv == "" {
@@ -534,7 +540,9 @@ func APIKey(dirs Dirs, provider, keyEnv string, getenv func(string) string) (str
 			return v, nil
 		}
 	}
-	if provider == "" {
+	if provider == "" || !filepath.IsAbs(dirs.Config) {
+		// A relative configuration directory (no HOME) would be resolved
+		// against the working directory, which may be the project.
 		return "", nil
 	}
 	path := CredentialsPath(dirs)

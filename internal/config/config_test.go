@@ -431,3 +431,23 @@ func TestDurationText(t *testing.T) {
 		t.Errorf("MarshalText = %q", b)
 	}
 }
+
+func TestRelativeConfigDirIsNeverRead(t *testing.T) {
+	// Without HOME, ResolveDirs gives relative directories; read from the
+	// working directory they would be the project's files.
+	_, folder := setup(t)
+	dirs := ResolveDirs(env(nil), "")
+	if filepath.IsAbs(dirs.Config) {
+		t.Fatalf("ResolveDirs with no home = %+v, expected relative", dirs)
+	}
+	write(t, filepath.Join(folder, dirs.Config, "credentials.toml"), "[keys]\nopenai = \"sk-planted\"\n")
+	write(t, filepath.Join(folder, dirs.Config, "config.toml"), "[loop]\nprofile = \"planted\"\n")
+	t.Chdir(folder)
+	if got, err := APIKey(dirs, "openai", "", env(nil)); err != nil || got != "" {
+		t.Errorf("APIKey = %q, %v; want no key", got, err)
+	}
+	c, err := Load(dirs, "", env(nil))
+	if err != nil || c.Loop.Profile != "" || len(c.Sources) != 0 {
+		t.Errorf("Load = %+v, %v; want nothing read", c, err)
+	}
+}
