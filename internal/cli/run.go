@@ -32,7 +32,7 @@ type RunCmd struct {
 	Timeout         time.Duration `help:"Wall-clock limit for the run, e.g. 30m; the run ends cleanly when it passes (exit 3)."`
 	JSON            bool          `name:"json" help:"Write every event as a JSON line on stdout."`
 	Trajectory      string        `help:"Write an ATIF trajectory (Harbor's Agent Trajectory Interchange Format) to this file as the run goes."`
-	Resume          string        `help:"Continue the session with this id from its saved messages."`
+	Resume          string        `help:"Continue the session with this id (or 'last') from its saved messages."`
 	Yolo            bool          `help:"Answer ordinary confirms yes. Security confirms are still declined when unattended."`
 	Unattended      bool          `help:"Nobody answers confirms: ordinary ones are declined (or answered yes with --yolo), security ones always declined."`
 	NoConfirm       bool          `name:"no-confirm" help:"Decline every confirm without asking."`

@@ -110,6 +110,7 @@ type Session struct {
 	turnChanged  map[string]bool   // paths the file tools wrote this turn
 	turnCount    int
 	pendingCheckers []guard.Checker
+	lastSystem      string
 	userInitPath string
 }
 
@@ -124,6 +125,17 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		opts.Unattended, opts.Yolo = true, true
 	}
 	s := &Session{opts: opts, started: time.Now(), turnChanged: map[string]bool{}}
+	if opts.ResumeID == "last" {
+		list, err := opts.Store.ListSessions()
+		if err != nil {
+			return nil, err
+		}
+		if len(list) == 0 {
+			return nil, fmt.Errorf("--resume last: there is no saved session yet")
+		}
+		opts.ResumeID = list[0].ID
+		s.opts.ResumeID = opts.ResumeID
+	}
 	if opts.ResumeID != "" {
 		st, err := opts.Store.LoadState(opts.ResumeID)
 		if err != nil {
@@ -168,6 +180,10 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	if err := s.loadInit(ctx); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if _, err := s.interp.CallByName(ctx, "current-profile"); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("choosing the loop profile: %w", err)
 	}
 	// The profile is known now: the lean profile lets an unattended run use
 	// /tmp, and leaves a command still running at its time limit alone.

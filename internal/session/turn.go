@@ -53,7 +53,17 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 	req.Messages = append([]provider.Message(nil), s.messages...)
 	s.mu.Unlock()
 
-	s.emit("model.request", map[string]any{"messages": len(req.Messages), "tools": len(req.Tools)})
+	reqData := map[string]any{"messages": len(req.Messages), "tools": len(req.Tools)}
+	if req.System != s.lastSystem { // the log keeps what was sent, once
+		reqData["system"] = req.System
+		names := make([]string, len(req.Tools))
+		for i, t := range req.Tools {
+			names[i] = t.Name
+		}
+		reqData["tool_names"] = names
+		s.lastSystem = req.System
+	}
+	s.emit("model.request", reqData)
 	start := time.Now()
 	reply, err := s.opts.Model.Stream(ctx, req, func(d provider.Delta) {
 		if d.ToolName != "" {
