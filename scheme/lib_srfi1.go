@@ -395,7 +395,11 @@ func srfi1Primitives() []*Primitive {
 			}
 			out := make([]Value, n)
 			for i := range out {
-				out[i] = numAdd(start, numMul(i, step))
+				if i == 0 {
+					out[i] = start
+				} else {
+					out[i] = numAdd(start, numMul(i, step))
+				}
 			}
 			return List(out...), nil
 		}),
