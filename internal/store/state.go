@@ -84,8 +84,11 @@ func badID(id string) error {
 	return fmt.Errorf("%q is not a session id: `nodwyn sessions` lists the ids", id)
 }
 
-// SaveState writes st to its state.json atomically: a reader sees the old
-// state or the new one, never a part. A zero Created is set to now.
+// SaveState writes st to its state.json atomically: a reader, or a process
+// resuming after this one was killed, sees the old state or the new one, never
+// a part. It does not fsync (0.5 ms a save rather than 1.8 ms for a 50 KB
+// conversation, BenchmarkSaveState), so a machine that loses power may lose
+// the latest save. A zero Created is set to now.
 func (s *Store) SaveState(st *SessionState) error {
 	if !ValidID(st.ID) {
 		return fmt.Errorf("save session: %w", badID(st.ID))
@@ -177,7 +180,7 @@ func (s *Store) ListSessions() ([]SessionState, error) {
 }
 
 // writeAtomic writes data to path through a temporary file in the same
-// directory, synced and renamed over it.
+// directory, renamed over it.
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -195,9 +198,6 @@ func writeAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	if err := f.Chmod(mode); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
 		return err
 	}
 	if err := f.Close(); err != nil {

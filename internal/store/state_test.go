@@ -243,3 +243,18 @@ func TestListSessionsEmpty(t *testing.T) {
 		t.Errorf("ListSessions of a missing store = %v, %v", list, err)
 	}
 }
+
+func BenchmarkSaveState(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "data"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := sampleState("bench1")
+	st.Messages = json.RawMessage(`["` + strings.Repeat("m", 50<<10) + `"]`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.SaveState(st); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
