@@ -24,7 +24,9 @@ func (t *Tools) fsFind(ctx context.Context, a *argReader) (Result, error) {
 	if r, bad := a.result(); bad {
 		return r, nil
 	}
-	pattern = strings.TrimPrefix(filepath.ToSlash(pattern), "./")
+	pattern = filepath.ToSlash(pattern)
+	dotSlash := strings.HasPrefix(pattern, "./") // "./x" means x in the directory itself
+	pattern = strings.TrimPrefix(pattern, "./")
 	if pattern == "" {
 		return failf("fs-find: the pattern is empty; give a glob such as \"**/*.go\""), nil
 	}
@@ -37,7 +39,7 @@ func (t *Tools) fsFind(ctx context.Context, a *argReader) (Result, error) {
 			dir = "/"
 		}
 		if r, err := filepath.Rel(dir, pattern); err == nil && !strings.HasPrefix(r, "..") {
-			pattern = filepath.ToSlash(r)
+			pattern, dotSlash = filepath.ToSlash(r), true
 		} else {
 			return failf("fs-find: the pattern %s is not inside the directory %s; give the directory as path and a relative pattern", pattern, dir), nil
 		}
@@ -54,7 +56,7 @@ func (t *Tools) fsFind(ctx context.Context, a *argReader) (Result, error) {
 	}
 
 	// Start the walk below the pattern's literal leading directories.
-	start, anchored := dir, strings.Contains(pattern, "/")
+	start, anchored := dir, dotSlash || strings.Contains(pattern, "/")
 	if anchored && !strings.Contains(pattern, "{") {
 		segs := strings.Split(pattern, "/")
 		for len(segs) > 1 && !strings.ContainsAny(segs[0], `*?[\`) {

@@ -61,6 +61,9 @@ func parseIgnoreLine(line string) (ignoreRule, bool) {
 	if strings.HasSuffix(line, "\\ ") {
 		line = line[:len(line)-2] + " "
 	}
+	if line == "" {
+		return r, false
+	}
 	switch {
 	case line[0] == '!':
 		r.negate = true
