@@ -17,7 +17,8 @@ import (
 // identity. A table made with eq? or eqv? compares strings, pairs and vectors
 // by identity.
 type HashTable struct {
-	index   map[any]int // normalised key -> position in entries
+	index   map[any]int    // normalised key -> position in entries
+	strs    map[string]int // string keys (equal? tables), kept apart to avoid boxing
 	entries []htEntry
 	dead    int
 	walking int
@@ -44,15 +45,15 @@ type (
 func (h *HashTable) normKey(k Value) any {
 	switch x := k.(type) {
 	case int, Symbol, Char, bool, EmptyList:
-		return x
+		return k // already boxed: no allocation
 	case float64:
 		if math.IsNaN(x) {
 			return nanKey{}
 		}
-		return x
+		return k
 	case *String:
 		if h.eqv {
-			return x
+			return k
 		}
 		return strKey(x.S)
 	case *big.Int:
@@ -125,9 +126,31 @@ func structuralKey(b *strings.Builder, v Value, budget *int) bool {
 	return true
 }
 
+// lookup returns the position of key in entries.
+func (h *HashTable) lookup(key Value) (int, bool) {
+	if s, ok := key.(*String); ok && !h.eqv {
+		i, ok := h.strs[s.S]
+		return i, ok
+	}
+	i, ok := h.index[h.normKey(key)]
+	return i, ok
+}
+
+// setIndex records that key lives at position i.
+func (h *HashTable) setIndex(key Value, i int) {
+	if s, ok := key.(*String); ok && !h.eqv {
+		if h.strs == nil {
+			h.strs = map[string]int{}
+		}
+		h.strs[s.S] = i
+		return
+	}
+	h.index[h.normKey(key)] = i
+}
+
 // Get returns the value stored under key.
 func (h *HashTable) Get(key Value) (Value, bool) {
-	i, ok := h.index[h.normKey(key)]
+	i, ok := h.lookup(key)
 	if !ok {
 		return nil, false
 	}
@@ -136,23 +159,28 @@ func (h *HashTable) Get(key Value) (Value, bool) {
 
 // Set stores value under key.
 func (h *HashTable) Set(key, value Value) {
-	nk := h.normKey(key)
-	if i, ok := h.index[nk]; ok {
+	if i, ok := h.lookup(key); ok {
 		h.entries[i].value = value
 		return
 	}
-	h.index[nk] = len(h.entries)
+	if s, ok := key.(*String); ok && !h.eqv {
+		key = NewString(s.S) // later mutation of the caller's string does not move the key
+	}
+	h.setIndex(key, len(h.entries))
 	h.entries = append(h.entries, htEntry{key: key, value: value, live: true})
 }
 
 // Delete removes key; it reports whether the key was present.
 func (h *HashTable) Delete(key Value) bool {
-	nk := h.normKey(key)
-	i, ok := h.index[nk]
+	i, ok := h.lookup(key)
 	if !ok {
 		return false
 	}
-	delete(h.index, nk)
+	if s, ok := key.(*String); ok && !h.eqv {
+		delete(h.strs, s.S)
+	} else {
+		delete(h.index, h.normKey(key))
+	}
 	h.entries[i] = htEntry{}
 	h.dead++
 	h.maybeCompact()
@@ -166,7 +194,7 @@ func (h *HashTable) maybeCompact() {
 	live := make([]htEntry, 0, len(h.entries)-h.dead)
 	for _, e := range h.entries {
 		if e.live {
-			h.index[h.normKey(e.key)] = len(live)
+			h.setIndex(e.key, len(live))
 			live = append(live, e)
 		}
 	}
@@ -175,11 +203,12 @@ func (h *HashTable) maybeCompact() {
 }
 
 // Count returns the number of entries.
-func (h *HashTable) Count() int { return len(h.index) }
+func (h *HashTable) Count() int { return len(h.index) + len(h.strs) }
 
 // Clear removes every entry.
 func (h *HashTable) Clear() {
 	h.index = map[any]int{}
+	h.strs = nil
 	if h.walking > 0 {
 		for i := range h.entries {
 			h.entries[i] = htEntry{}
@@ -225,7 +254,7 @@ func (h *HashTable) Copy() *HashTable {
 	c.entries = make([]htEntry, 0, h.Count())
 	for _, e := range h.entries {
 		if e.live {
-			c.index[c.normKey(e.key)] = len(c.entries)
+			c.setIndex(e.key, len(c.entries))
 			c.entries = append(c.entries, e)
 		}
 	}

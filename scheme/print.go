@@ -65,7 +65,8 @@ func printValueDepth(b *strings.Builder, v Value, write bool, depth int) {
 	case nil:
 		b.WriteString("#<nil>")
 	case int:
-		b.WriteString(strconv.Itoa(x))
+		var buf [24]byte
+		b.Write(strconv.AppendInt(buf[:0], int64(x), 10))
 	case *big.Int:
 		b.WriteString(x.String())
 	case float64:
@@ -84,7 +85,7 @@ func printValueDepth(b *strings.Builder, v Value, write bool, depth int) {
 		}
 	case *String:
 		if write {
-			b.WriteString(writeStringLit(x.S))
+			writeStringLitTo(b, x.S)
 		} else {
 			b.WriteString(x.S)
 		}
@@ -257,6 +258,11 @@ func writeChar(c Char) string {
 func writeStringLit(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 2)
+	writeStringLitTo(&b, s)
+	return b.String()
+}
+
+func writeStringLitTo(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -286,14 +292,13 @@ func writeStringLit(s string) string {
 			b.WriteString(`\x0;`)
 		default:
 			if r == utf8.RuneError && size == 1 || r < 0x20 || r == 0x7f || !unicode.IsPrint(r) && r > 0x7f && !unicode.IsSpace(r) {
-				fmt.Fprintf(&b, `\x%x;`, r)
+				fmt.Fprintf(b, `\x%x;`, r)
 			} else {
 				b.WriteRune(r)
 			}
 		}
 	}
 	b.WriteByte('"')
-	return b.String()
 }
 
 // writeSymbol returns the written form of a symbol: its name, or |name| with
