@@ -18,10 +18,10 @@ type Port struct {
 
 	// Input side: buf[off:] is what has been buffered but not consumed; src,
 	// when non-nil, supplies more.
-	input bool
-	buf   string
-	off   int
-	src   io.Reader
+	input  bool
+	buf    string
+	off    int
+	src    io.Reader
 	srcEOF bool
 
 	// Output side.

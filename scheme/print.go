@@ -242,7 +242,6 @@ var writeCharNames = map[rune]string{
 	0xFEFF: "xfeff",
 }
 
-
 func writeChar(c Char) string {
 	r := rune(c)
 	if name, ok := writeCharNames[r]; ok {
