@@ -1,13 +1,132 @@
 package scheme
 
-// Eqv implements eqv?.
-func Eqv(a, b Value) bool { return a == b }
+import "math/big"
 
-// Equal implements equal?.
-func Equal(a, b Value) bool { return a == b }
+// Eq implements eq?: identity for objects, value for small atoms (numbers
+// that fit a fixnum, characters, booleans, symbols, the empty list).
+func Eq(a, b Value) bool {
+	switch x := a.(type) {
+	case *String, *Pair, *Vector, *Bytevector, *big.Int:
+		return eqPtr(a, b)
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case Symbol:
+		y, ok := b.(Symbol)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case bool, Char, EmptyList, Unspecified, EOFObject, *Primitive, *Closure, *Record, *HashTable, *Promise, *Parameter, *Continuation:
+		return a == b
+	}
+	return comparableEq(a, b)
+}
 
-// IsProcedure reports whether v is callable.
+func eqPtr(a, b Value) bool {
+	switch x := a.(type) {
+	case *String:
+		y, ok := b.(*String)
+		return ok && x == y
+	case *Pair:
+		y, ok := b.(*Pair)
+		return ok && x == y
+	case *Vector:
+		y, ok := b.(*Vector)
+		return ok && x == y
+	case *Bytevector:
+		y, ok := b.(*Bytevector)
+		return ok && x == y
+	case *big.Int:
+		y, ok := b.(*big.Int)
+		return ok && x == y
+	}
+	return false
+}
+
+// comparableEq compares with ==, treating values of incomparable Go types
+// (which hosts might store) as distinct instead of panicking.
+func comparableEq(a, b Value) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return a == b
+}
+
+// Eqv implements eqv?: like eq?, and numbers of the same exactness and
+// value are eqv.
+func Eqv(a, b Value) bool {
+	switch x := a.(type) {
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case *big.Int:
+		y, ok := b.(*big.Int)
+		return ok && x.Cmp(y) == 0
+	case float64:
+		y, ok := b.(float64)
+		return ok && (x == y || x != x && y != y)
+	case *String:
+		y, ok := b.(*String)
+		return ok && (x == y || x.S == "" && y.S == "")
+	}
+	return Eq(a, b)
+}
+
+// Equal implements equal?: structural equality of pairs, vectors, strings
+// and bytevectors, eqv? otherwise.
+func Equal(a, b Value) bool { return equalDepth(a, b, 0) }
+
+const maxEqualDepth = 100000
+
+func equalDepth(a, b Value, depth int) bool {
+	for n := 0; ; n++ {
+		if depth > maxEqualDepth || n > 1<<26 {
+			return false
+		}
+		switch x := a.(type) {
+		case *Pair:
+			y, ok := b.(*Pair)
+			if !ok {
+				return false
+			}
+			if x == y {
+				return true
+			}
+			if !equalDepth(x.Car, y.Car, depth+1) {
+				return false
+			}
+			a, b = x.Cdr, y.Cdr
+			continue
+		case *String:
+			y, ok := b.(*String)
+			return ok && x.S == y.S
+		case *Vector:
+			y, ok := b.(*Vector)
+			if !ok || len(x.Items) != len(y.Items) {
+				return false
+			}
+			for i := range x.Items {
+				if !equalDepth(x.Items[i], y.Items[i], depth+1) {
+					return false
+				}
+			}
+			return true
+		case *Bytevector:
+			y, ok := b.(*Bytevector)
+			return ok && string(x.B) == string(y.B)
+		}
+		return Eqv(a, b)
+	}
+}
+
+// IsProcedure reports whether v can be called.
 func IsProcedure(v Value) bool {
-	_, ok := v.(*Primitive)
-	return ok
+	switch v.(type) {
+	case *Primitive, *Closure, *caseLambda, *Continuation, *Parameter:
+		return true
+	}
+	return false
 }

@@ -2,34 +2,45 @@ package scheme
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"runtime/debug"
 )
 
-// Interp is one Scheme interpreter. It is not safe for concurrent use; use one
-// goroutine at a time per interpreter (many interpreters may run in parallel).
+// Interp is one Scheme interpreter: a global environment and the state of
+// the evaluation running in it. Use one goroutine at a time per interpreter;
+// any number of interpreters may run in parallel.
 type Interp struct {
-	// Stdout is where display and write go by default.
+	// Stdout is where display and write go while the current output port
+	// is the default one. New sets it to os.Stdout.
 	Stdout io.Writer
 
-	globals map[Symbol]*global
+	globals  map[Symbol]*global
+	macros   map[Symbol]*macro
+	shadowed map[Symbol]bool
+	th       *thread
+	loadFS   fs.FS
 }
 
 type global struct {
 	name  Symbol
-	value Value
-	set   bool
+	value Value // nil while unbound
 }
 
 // New returns a fresh interpreter with the standard library installed.
 func New() *Interp {
-	in := &Interp{Stdout: os.Stdout, globals: map[Symbol]*global{}}
-	for _, p := range stdlibPrimitives() {
+	std := stdlibPrimitives()
+	in := &Interp{Stdout: os.Stdout, globals: make(map[Symbol]*global, len(std)+len(corePrimitives)+64)}
+	in.th = &thread{in: in, maxDepth: DefaultMaxDepth, tick: tickInterval}
+	for _, p := range std {
 		in.Register(p)
 	}
 	installPorts(in)
+	for _, p := range corePrimitives {
+		in.Register(p)
+	}
 	return in
 }
 
@@ -42,54 +53,210 @@ func (in *Interp) cell(name Symbol) *global {
 	return g
 }
 
-// Define binds name to v in the global environment.
+// Define binds name to v in the global environment (a Go nil becomes the
+// unspecified value).
 func (in *Interp) Define(name string, v Value) {
-	g := in.cell(Symbol(name))
-	g.value, g.set = v, true
+	if v == nil {
+		v = Void
+	}
+	in.defineCell(Symbol(name)).value = v
 }
 
 // Lookup returns the global value bound to name.
 func (in *Interp) Lookup(name string) (Value, bool) {
 	g := in.globals[Symbol(name)]
-	if g == nil || !g.set {
+	if g == nil || g.value == nil {
 		return nil, false
 	}
 	return g.value, true
 }
 
-// Register binds a Go primitive under its name.
+// Register binds a Go primitive in the global environment under its name.
 func (in *Interp) Register(p *Primitive) { in.Define(p.Name, p) }
 
-var errNotYet = errors.New("scheme: not implemented yet")
+// SetStepLimit sets a budget of procedure calls for each later Eval, Load
+// or Call (counted in batches of about a thousand calls); 0 removes it.
+// Running out ends evaluation with an error wrapping ErrStepLimit.
+func (in *Interp) SetStepLimit(n int64) { in.th.stepLimit = n }
 
-// Apply calls proc with args. It may be called from inside a Primitive.
-func (in *Interp) Apply(proc Value, args []Value) (Value, error) { return nil, errNotYet }
+// SetMaxDepth sets the cap on nested non-tail calls (DefaultMaxDepth by
+// default). Exceeding it raises a Scheme error instead of overflowing the
+// Go stack.
+func (in *Interp) SetMaxDepth(n int) {
+	if n < 1 {
+		n = 1
+	}
+	in.th.maxDepth = n
+}
+
+// CurrentPos returns the position of the call being evaluated: inside a
+// Primitive's Fn, the position of the call of that primitive.
+func (in *Interp) CurrentPos() Pos { return posOf(in.th.curPos) }
+
+type ctxEntry struct{ ctx context.Context }
+
+// run is the boundary between Go and Scheme: it installs ctx, recovers every
+// panic and turns it into an error. A nil ctx means "nested call, keep the
+// current context".
+func (in *Interp) run(ctx context.Context, f func(th *thread) Value) (v Value, err error) {
+	th := in.th
+	st := th.save()
+	outer := th.active == 0
+	if outer {
+		th.steps = 0
+		th.tick = tickInterval
+		th.cancelled.Store(false)
+	}
+	th.active++
+	if ctx != nil {
+		if ctx.Err() != nil {
+			th.active--
+			return nil, &Error{Msg: "evaluation cancelled: " + context.Cause(ctx).Error(), Err: ctx.Err()}
+		}
+		stop := context.AfterFunc(ctx, func() { th.cancelled.Store(true) })
+		th.ctxs = append(th.ctxs, ctxEntry{ctx})
+		defer func() {
+			stop()
+			th.ctxs = th.ctxs[:len(th.ctxs)-1]
+		}()
+	}
+	defer func() {
+		th.active--
+		if r := recover(); r != nil {
+			th.restore(st)
+			err = th.toError(r)
+			v = nil
+		}
+		if th.active == 0 {
+			th.cancelled.Store(false)
+		}
+	}()
+	return f(th), nil
+}
+
+func (th *thread) toError(r any) error {
+	switch s := r.(type) {
+	case *raiseSig:
+		return s.toError()
+	case *abortSig:
+		return s.err
+	case *escapeSig:
+		return &escapeError{sig: s}
+	case *Error:
+		return s
+	}
+	return &Error{Msg: fmt.Sprintf("internal error: %v\n%s", r, debug.Stack()), Value: Errorf("internal error: %v", r)}
+}
+
+// Apply calls proc with args and returns its value. Inside a Primitive's Fn
+// it runs in the current evaluation; return any error it gives unchanged so
+// that raises, escapes and cancellation keep their meaning.
+func (in *Interp) Apply(proc Value, args []Value) (Value, error) {
+	var ctx context.Context
+	if in.th.active == 0 {
+		ctx = context.Background()
+	}
+	v, err := in.run(ctx, func(th *thread) Value { return th.apply(proc, args, th.curPos) })
+	if err != nil && ctx != nil {
+		if esc, ok := err.(*escapeError); ok {
+			_ = esc
+			return nil, &Error{Msg: "continuation called after its extent ended: continuations are escape-only"}
+		}
+	}
+	return v, err
+}
 
 // Eval reads and evaluates every expression in src; file names the source in
 // positions. It returns the value of the last expression.
-func (in *Interp) Eval(ctx context.Context, src, file string) (Value, error) { return nil, errNotYet }
+func (in *Interp) Eval(ctx context.Context, src, file string) (Value, error) {
+	forms, err := Read(src, file)
+	if err != nil {
+		return nil, err
+	}
+	return in.run(ctx, func(th *thread) Value {
+		var v Value = Void
+		for _, f := range forms {
+			v = in.evalTop(th, f)
+		}
+		return v
+	})
+}
 
-// Load evaluates the file name from fsys.
-func (in *Interp) Load(ctx context.Context, fsys fs.FS, name string) error { return errNotYet }
+// EvalValue evaluates one datum (already read) in the global environment.
+func (in *Interp) EvalValue(ctx context.Context, form Value) (Value, error) {
+	return in.run(ctx, func(th *thread) Value { return in.evalTop(th, form) })
+}
+
+func readFS(fsys fs.FS, name string) ([]byte, error) { return fs.ReadFile(fsys, name) }
+
+// Load evaluates the file name from fsys (for example an embed.FS).
+// Positions name the file; (load "other.scm") inside it reads from fsys too.
+func (in *Interp) Load(ctx context.Context, fsys fs.FS, name string) error {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return fmt.Errorf("scheme: load %s: %w", name, err)
+	}
+	saved := in.loadFS
+	in.loadFS = fsys
+	defer func() { in.loadFS = saved }()
+	_, err = in.Eval(ctx, string(data), name)
+	return err
+}
 
 // LoadFile evaluates the file at path on disk.
-func (in *Interp) LoadFile(ctx context.Context, path string) error { return errNotYet }
+func (in *Interp) LoadFile(ctx context.Context, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("scheme: load %s: %w", path, err)
+	}
+	saved := in.loadFS
+	in.loadFS = nil
+	defer func() { in.loadFS = saved }()
+	_, err = in.Eval(ctx, string(data), path)
+	return err
+}
 
 // Call applies proc to args under ctx.
 func (in *Interp) Call(ctx context.Context, proc Value, args ...Value) (Value, error) {
-	return nil, errNotYet
+	return in.run(ctx, func(th *thread) Value { return th.apply(proc, args, nil) })
 }
 
 // CallByName applies the global procedure name to args under ctx.
 func (in *Interp) CallByName(ctx context.Context, name string, args ...Value) (Value, error) {
-	return nil, errNotYet
+	proc, ok := in.Lookup(name)
+	if !ok {
+		return nil, &Error{Msg: "unbound variable: " + name, Value: Errorf("unbound variable: %s", name)}
+	}
+	return in.Call(ctx, proc, args...)
 }
 
-// REPL runs a read-eval-print loop.
-func (in *Interp) REPL(ctx context.Context, r io.Reader, w io.Writer) error { return errNotYet }
+// IsTrue reports whether v counts as true: everything but #f.
+func IsTrue(v Value) bool { return v != false }
 
-// Read parses every datum in src.
-func Read(src, file string) ([]Value, error) { return nil, errNotYet }
+// evalTop expands and evaluates one top-level form.
+func (in *Interp) evalTop(th *thread, x Value) Value {
+	c := &compiler{in: in, th: th}
+	return c.top(x, 0)
+}
 
-// IsTrue reports whether v counts as true (everything but #f).
-func IsTrue(v Value) bool { b, ok := v.(bool); return !ok || b }
+func (c *compiler) top(x Value, depth int) Value {
+	if depth > maxCompileDepth {
+		c.syntaxErr(pairPos(x, nil), "begin nested too deeply")
+	}
+	x = c.expandHead(x, nil)
+	if p, ok := x.(*Pair); ok {
+		if sp := c.headSpecial(p, nil); sp != nil && sp.name == "begin" {
+			var v Value = Void
+			for _, f := range c.list(p.Cdr, p.Pos, "begin") {
+				v = c.top(f, depth+1)
+			}
+			return v
+		}
+	}
+	info := &lambdaInfo{name: "top-level"}
+	sc := &scope{lam: info, top: true}
+	c.lam = info
+	info.body = c.comp(x, sc, true, pairPos(x, nil))
+	fr := c.th.newFrame(info, nil)
+	return c.th.run(&Closure{info: info}, fr, pairPos(x, nil))
+}

@@ -131,6 +131,10 @@ type Primitive struct {
 	MinArgs, MaxArgs int
 	Doc              string
 	Fn               func(in *Interp, args []Value) (Value, error)
+
+	// tail, set only for core control procedures (apply, call/cc, ...),
+	// replaces Fn and may leave a pending tail call.
+	tail func(th *thread, args []Value, pos *Pos, tail bool) Value
 }
 
 // NewPrimitive makes a primitive; see Primitive.

@@ -1,0 +1,107 @@
+package scheme
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Error is what Eval, Load, Call and Apply return when Scheme code fails: an
+// uncaught raise (including errors from primitives), a syntax or read error,
+// cancellation, an exhausted step budget or a too deep recursion. Inspect it
+// with errors.As.
+type Error struct {
+	// Pos is where the error happened: the call of the failing procedure,
+	// the form with bad syntax, or the bad token.
+	Pos Pos
+	// Msg is the message without the position, e.g. "car: not a pair: 5".
+	Msg string
+	// Value is the raised Scheme object (usually an *ErrorObject); nil for
+	// aborts (cancellation, step budget, exit).
+	Value Value
+	// Stack lists the Scheme call stack, innermost first.
+	Stack []Frame
+	// Err is the cause of an abort: context.Canceled,
+	// context.DeadlineExceeded, ErrStepLimit or an *ExitError.
+	Err error
+
+	incomplete bool
+}
+
+// Frame is one entry of a Scheme stack trace: the procedure called and the
+// position of the call.
+type Frame struct {
+	Pos  Pos
+	Proc string
+}
+
+func (e *Error) Error() string {
+	if e.Pos.IsZero() {
+		return e.Msg
+	}
+	return e.Pos.String() + ": " + e.Msg
+}
+
+// Unwrap returns the cause of an abort (see Err).
+func (e *Error) Unwrap() error { return e.Err }
+
+// Trace returns the message followed by the Scheme stack, one frame a line.
+func (e *Error) Trace() string {
+	var b strings.Builder
+	b.WriteString(e.Error())
+	for _, f := range e.Stack {
+		fmt.Fprintf(&b, "\n  at %s (%s)", f.Pos, f.Proc)
+	}
+	return b.String()
+}
+
+// ErrStepLimit is the cause (errors.Is) of the error returned when the step
+// budget set with SetStepLimit runs out.
+var ErrStepLimit = errors.New("scheme: step limit exceeded")
+
+// ExitError is the cause of the error returned when a script calls (exit).
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("scheme: exit %d", e.Code) }
+
+// Signals carried by Go panics through the evaluator.
+
+// raiseSig is a raised Scheme object travelling to the nearest guard.
+type raiseSig struct {
+	val   Value
+	pos   Pos
+	stack []Frame
+}
+
+// escapeSig is an escape-only continuation being invoked.
+type escapeSig struct {
+	k   *Continuation
+	val Value
+}
+
+// abortSig ends evaluation; Scheme code cannot catch it.
+type abortSig struct {
+	err *Error
+}
+
+// escapeError carries an escape through a primitive that called Apply.
+type escapeError struct{ sig *escapeSig }
+
+func (e *escapeError) Error() string {
+	return "continuation escape through a primitive (return this error unchanged)"
+}
+
+// messageOf renders a raised object as an error message.
+func messageOf(v Value) string {
+	switch x := v.(type) {
+	case *ErrorObject:
+		return x.Error()
+	case *String:
+		return x.S
+	}
+	return "uncaught exception: " + WriteString(v)
+}
+
+func (s *raiseSig) toError() *Error {
+	return &Error{Pos: s.pos, Msg: messageOf(s.val), Value: s.val, Stack: s.stack}
+}

@@ -1,0 +1,598 @@
+package scheme
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxReadDepth bounds the nesting of data the reader accepts, so hostile input
+// cannot exhaust the Go stack.
+const maxReadDepth = 10000
+
+// Read parses every datum in src. file names the source in positions. Pairs
+// the reader makes carry the position of the datum they hold.
+func Read(src, file string) ([]Value, error) {
+	r := NewReader(src, file)
+	var out []Value
+	for {
+		v, err := r.Next()
+		if err != nil {
+			return out, err
+		}
+		if v == EOF {
+			return out, nil
+		}
+		out = append(out, v)
+	}
+}
+
+// Reader reads data one at a time from a string.
+type Reader struct {
+	src       string
+	off       int
+	line, col int
+	file      string
+	depth     int
+}
+
+// NewReader returns a reader over src; file names the source in positions.
+func NewReader(src, file string) *Reader {
+	return &Reader{src: src, line: 1, col: 1, file: file}
+}
+
+// Offset returns how many bytes of the source have been consumed.
+func (r *Reader) Offset() int { return r.off }
+
+// Next returns the next datum, or EOF when the source is exhausted. A read
+// error is an *Error with Kind "read"; when the source ended inside a datum,
+// IsIncomplete reports true for it.
+func (r *Reader) Next() (v Value, err error) {
+	defer func() {
+		if e := recover(); e != nil {
+			re, ok := e.(*Error)
+			if !ok {
+				panic(e)
+			}
+			v, err = nil, re
+		}
+	}()
+	r.skipAtmosphere()
+	if r.off >= len(r.src) {
+		return EOF, nil
+	}
+	return r.datum(), nil
+}
+
+// IsIncomplete reports whether err is a read error caused by input that ended
+// inside a datum (an unclosed list or string), as a REPL needs to know.
+func IsIncomplete(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.incomplete
+}
+
+func (r *Reader) pos() Pos { return Pos{File: r.file, Line: r.line, Col: r.col} }
+
+func (r *Reader) fail(p Pos, format string, args ...any) {
+	obj := &ErrorObject{Message: "read: " + fmt.Sprintf(format, args...), Kind: "read"}
+	panic(&Error{Pos: p, Msg: obj.Message, Value: obj})
+}
+
+func (r *Reader) failEOF(p Pos, what string) {
+	obj := &ErrorObject{Message: "read: unexpected end of input in " + what, Kind: "read"}
+	panic(&Error{Pos: p, Msg: obj.Message, Value: obj, incomplete: true})
+}
+
+func (r *Reader) peek() rune {
+	if r.off >= len(r.src) {
+		return -1
+	}
+	c := r.src[r.off]
+	if c < utf8.RuneSelf {
+		return rune(c)
+	}
+	ru, _ := utf8.DecodeRuneInString(r.src[r.off:])
+	return ru
+}
+
+func (r *Reader) next() rune {
+	if r.off >= len(r.src) {
+		return -1
+	}
+	c := rune(r.src[r.off])
+	n := 1
+	if c >= utf8.RuneSelf {
+		c, n = utf8.DecodeRuneInString(r.src[r.off:])
+	}
+	r.off += n
+	if c == '\n' {
+		r.line++
+		r.col = 1
+	} else {
+		r.col++
+	}
+	return c
+}
+
+func (r *Reader) skipAtmosphere() {
+	for r.off < len(r.src) {
+		c := r.peek()
+		switch {
+		case c == ';':
+			for r.off < len(r.src) && r.peek() != '\n' {
+				r.next()
+			}
+		case c == '#' && r.off+1 < len(r.src) && r.src[r.off+1] == '|':
+			p := r.pos()
+			r.next()
+			r.next()
+			depth := 1
+			for depth > 0 {
+				if r.off >= len(r.src) {
+					r.failEOF(p, "block comment")
+				}
+				c := r.next()
+				if c == '|' && r.peek() == '#' {
+					r.next()
+					depth--
+				} else if c == '#' && r.peek() == '|' {
+					r.next()
+					depth++
+				}
+			}
+		case c == '#' && r.off+1 < len(r.src) && r.src[r.off+1] == ';':
+			r.next()
+			r.next()
+			r.skipAtmosphere()
+			if r.off >= len(r.src) {
+				r.failEOF(r.pos(), "datum comment")
+			}
+			r.datum()
+		case c == '#' && r.off+1 < len(r.src) && r.src[r.off+1] == '!':
+			// #!fold-case, #!no-fold-case, or a shebang line: skip the line.
+			for r.off < len(r.src) && r.peek() != '\n' {
+				r.next()
+			}
+		case unicode.IsSpace(c):
+			r.next()
+		default:
+			return
+		}
+	}
+}
+
+func isDelimiter(c rune) bool {
+	return c == -1 || unicode.IsSpace(c) || c == '(' || c == ')' || c == '"' || c == ';' || c == '\''
+}
+
+func (r *Reader) datum() Value {
+	r.depth++
+	defer func() { r.depth-- }()
+	p := r.pos()
+	if r.depth > maxReadDepth {
+		r.fail(p, "nesting deeper than %d", maxReadDepth)
+	}
+	c := r.peek()
+	switch c {
+	case -1:
+		r.failEOF(p, "datum")
+	case '(', '[':
+		r.next()
+		return r.list(p, closer(c))
+	case ')', ']':
+		r.next()
+		r.fail(p, "unexpected '%c'", c)
+	case '\'':
+		r.next()
+		return r.abbrev(p, "quote")
+	case '`':
+		r.next()
+		return r.abbrev(p, "quasiquote")
+	case ',':
+		r.next()
+		if r.peek() == '@' {
+			r.next()
+			return r.abbrev(p, "unquote-splicing")
+		}
+		return r.abbrev(p, "unquote")
+	case '"':
+		r.next()
+		return NewString(r.stringLit(p, '"'))
+	case '|':
+		r.next()
+		return Symbol(r.stringLit(p, '|'))
+	case '#':
+		return r.hash(p)
+	}
+	tok := r.token()
+	return r.atom(p, tok)
+}
+
+func closer(c rune) rune {
+	if c == '[' {
+		return ']'
+	}
+	return ')'
+}
+
+func (r *Reader) abbrev(p Pos, name string) Value {
+	r.skipAtmosphere()
+	if r.off >= len(r.src) {
+		r.failEOF(p, name)
+	}
+	d := r.datum()
+	pp := p
+	return &Pair{Car: Symbol(name), Cdr: &Pair{Car: d, Cdr: Nil, Pos: &pp}, Pos: &pp}
+}
+
+func (r *Reader) list(p Pos, close rune) Value {
+	var head, tail *Pair
+	for {
+		r.skipAtmosphere()
+		c := r.peek()
+		if c == -1 {
+			r.failEOF(p, "list")
+		}
+		if c == ')' || c == ']' {
+			r.next()
+			if c != close {
+				r.fail(r.pos(), "list opened with '%c' closed with '%c'", map[rune]rune{')': '(', ']': '['}[close], c)
+			}
+			if head == nil {
+				return Nil
+			}
+			return head
+		}
+		ep := r.pos()
+		if c == '.' && r.off+1 < len(r.src) && isDelimiter(rune(r.src[r.off+1])) {
+			r.next()
+			if head == nil {
+				r.fail(ep, "'.' at the start of a list")
+			}
+			r.skipAtmosphere()
+			if r.peek() == -1 {
+				r.failEOF(p, "list")
+			}
+			tail.Cdr = r.datum()
+			r.skipAtmosphere()
+			c := r.peek()
+			if c == -1 {
+				r.failEOF(p, "list")
+			}
+			if c != close {
+				r.fail(r.pos(), "expected '%c' after the datum following '.'", close)
+			}
+			r.next()
+			return head
+		}
+		d := r.datum()
+		var cell *Pair
+		if head == nil {
+			pp := p
+			cell = &Pair{Car: d, Cdr: Nil, Pos: &pp}
+			head = cell
+		} else {
+			pp := ep
+			cell = &Pair{Car: d, Cdr: Nil, Pos: &pp}
+			tail.Cdr = cell
+		}
+		tail = cell
+	}
+}
+
+func (r *Reader) stringLit(p Pos, delim rune) string {
+	var b strings.Builder
+	for {
+		c := r.next()
+		switch c {
+		case -1:
+			if delim == '"' {
+				r.failEOF(p, "string")
+			}
+			r.failEOF(p, "|symbol|")
+		case delim:
+			return b.String()
+		case '\\':
+			e := r.next()
+			switch e {
+			case -1:
+				r.failEOF(p, "string")
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			case 'a':
+				b.WriteByte(7)
+			case 'b':
+				b.WriteByte(8)
+			case '0':
+				b.WriteByte(0)
+			case '\\', '"', '|':
+				b.WriteRune(e)
+			case 'x', 'X':
+				var hex strings.Builder
+				for {
+					h := r.next()
+					if h == -1 {
+						r.failEOF(p, "string")
+					}
+					if h == ';' {
+						break
+					}
+					hex.WriteRune(h)
+					if hex.Len() > 8 {
+						r.fail(p, "bad \\x escape in string")
+					}
+				}
+				n, err := strconv.ParseUint(hex.String(), 16, 32)
+				if err != nil || n > unicode.MaxRune {
+					r.fail(p, "bad \\x escape %q in string", hex.String())
+				}
+				b.WriteRune(rune(n))
+			default:
+				if e == ' ' || e == '\t' || e == '\n' || e == '\r' {
+					// \ <intraline whitespace> <newline> <intraline whitespace>
+					for e == ' ' || e == '\t' || e == '\r' {
+						e = r.next()
+					}
+					if e != '\n' {
+						r.fail(p, "bad line continuation in string")
+					}
+					for c := r.peek(); c == ' ' || c == '\t'; c = r.peek() {
+						r.next()
+					}
+					continue
+				}
+				r.fail(p, "unknown escape \\%c in string", e)
+			}
+		default:
+			b.WriteRune(c)
+		}
+	}
+}
+
+func (r *Reader) token() string {
+	start := r.off
+	for !isDelimiter(r.peek()) {
+		r.next()
+	}
+	return r.src[start:r.off]
+}
+
+var charNames = map[string]rune{
+	"space": ' ', "newline": '\n', "tab": '\t', "nul": 0, "null": 0,
+	"alarm": 7, "backspace": 8, "delete": 127, "escape": 27, "return": '\r',
+	"linefeed": '\n', "altmode": 27,
+}
+
+func (r *Reader) hash(p Pos) Value {
+	r.next() // '#'
+	c := r.peek()
+	switch c {
+	case '(':
+		r.next()
+		items, _ := ListToSlice(r.list(p, ')'))
+		return &Vector{Items: items}
+	case '\\':
+		r.next()
+		first := r.next()
+		if first == -1 {
+			r.failEOF(p, "character")
+		}
+		rest := r.token()
+		if rest == "" {
+			return Char(first)
+		}
+		name := string(first) + rest
+		if ch, ok := charNames[strings.ToLower(name)]; ok {
+			return Char(ch)
+		}
+		if first == 'x' || first == 'X' {
+			n, err := strconv.ParseUint(rest, 16, 32)
+			if err == nil && n <= unicode.MaxRune {
+				return Char(rune(n))
+			}
+		}
+		r.fail(p, "unknown character #\\%s", name)
+	case 'u', 'U':
+		tok := r.token()
+		if strings.EqualFold(tok, "u8") && r.peek() == '(' {
+			r.next()
+			items, _ := ListToSlice(r.list(p, ')'))
+			bv := &Bytevector{B: make([]byte, len(items))}
+			for i, it := range items {
+				n, ok := it.(int)
+				if !ok || n < 0 || n > 255 {
+					r.fail(p, "bytevector element is not a byte: %s", WriteString(it))
+				}
+				bv.B[i] = byte(n)
+			}
+			return bv
+		}
+		r.fail(p, "unknown syntax #%s", tok)
+	}
+	tok := r.token()
+	switch strings.ToLower(tok) {
+	case "t", "true":
+		return true
+	case "f", "false":
+		return false
+	case "eof":
+		return EOF
+	}
+	if v, ok := rdParseNumber("#" + tok); ok {
+		return v
+	}
+	r.fail(p, "unknown syntax #%s", tok)
+	return nil
+}
+
+func (r *Reader) atom(p Pos, tok string) Value {
+	if tok == "" {
+		c := r.next()
+		r.fail(p, "unexpected '%c'", c)
+	}
+	if v, ok := rdParseNumber(tok); ok {
+		return v
+	}
+	if strings.ContainsRune(tok, '|') {
+		// a|b c|d style: bars inside a symbol quote their contents.
+		var b strings.Builder
+		in := false
+		for _, c := range tok {
+			if c == '|' {
+				in = !in
+				continue
+			}
+			b.WriteRune(c)
+		}
+		return Symbol(b.String())
+	}
+	return Symbol(tok)
+}
+
+// rdParseNumber parses a Scheme number: integers (with #x #o #b #d #e #i
+// prefixes; overflow promotes to *big.Int), decimals, n/m ratios (read as
+// reals, since exact rationals are not supported), +inf.0 -inf.0 +nan.0.
+func rdParseNumber(tok string) (Value, bool) {
+	radix := 10
+	exact, inexact := false, false
+	for len(tok) >= 2 && tok[0] == '#' {
+		switch tok[1] {
+		case 'x', 'X':
+			radix = 16
+		case 'o', 'O':
+			radix = 8
+		case 'b', 'B':
+			radix = 2
+		case 'd', 'D':
+			radix = 10
+		case 'e', 'E':
+			exact = true
+		case 'i', 'I':
+			inexact = true
+		default:
+			return nil, false
+		}
+		tok = tok[2:]
+	}
+	if tok == "" {
+		return nil, false
+	}
+	v, ok := rdParseReal(tok, radix)
+	if !ok {
+		return nil, false
+	}
+	if inexact {
+		switch n := v.(type) {
+		case int:
+			return float64(n), true
+		case *big.Int:
+			f, _ := new(big.Float).SetInt(n).Float64()
+			return f, true
+		}
+	}
+	if exact {
+		if f, isF := v.(float64); isF {
+			if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
+				return nil, false
+			}
+			b, _ := big.NewFloat(f).Int(nil)
+			return bigToValue(b), true
+		}
+	}
+	return v, true
+}
+
+func rdParseReal(tok string, radix int) (Value, bool) {
+	switch tok {
+	case "+inf.0":
+		return math.Inf(1), true
+	case "-inf.0":
+		return math.Inf(-1), true
+	case "+nan.0", "-nan.0":
+		return math.NaN(), true
+	}
+	c := tok[0]
+	if !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.' || radix == 16 && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F')) {
+		return nil, false
+	}
+	if n, err := strconv.ParseInt(tok, radix, 64); err == nil {
+		if strconv.IntSize == 32 && (n > math.MaxInt32 || n < math.MinInt32) {
+			return big.NewInt(n), true
+		}
+		return int(n), true
+	}
+	digits := strings.TrimLeft(tok, "+-")
+	if digits != "" && strings.IndexFunc(digits, func(r rune) bool { return !rdIsDigit(r, radix) }) < 0 {
+		b, ok := new(big.Int).SetString(tok, radix)
+		if ok {
+			return bigToValue(b), true
+		}
+	}
+	if radix != 10 {
+		return nil, false
+	}
+	if i := strings.IndexByte(tok, '/'); i > 0 {
+		num, ok1 := rdParseReal(tok[:i], 10)
+		den, ok2 := rdParseReal(tok[i+1:], 10)
+		if !ok1 || !ok2 || strings.ContainsAny(tok[i+1:], "+-") {
+			return nil, false
+		}
+		nf, df := rdToFloat(num), rdToFloat(den)
+		if df == 0 {
+			return nil, false
+		}
+		if ni, ok := num.(int); ok {
+			if di, ok := den.(int); ok && ni%di == 0 {
+				return ni / di, true
+			}
+		}
+		return nf / df, true
+	}
+	// Only accept decimal syntax strconv would (no hex floats, no "inf").
+	for _, r := range tok {
+		if !(r >= '0' && r <= '9' || r == '.' || r == 'e' || r == 'E' || r == '+' || r == '-') {
+			return nil, false
+		}
+	}
+	f, err := strconv.ParseFloat(tok, 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return f, true
+		}
+		return nil, false
+	}
+	return f, true
+}
+
+func rdIsDigit(r rune, radix int) bool {
+	switch {
+	case r >= '0' && r <= '9':
+		return int(r-'0') < radix
+	case r >= 'a' && r <= 'z':
+		return int(r-'a')+10 < radix
+	case r >= 'A' && r <= 'Z':
+		return int(r-'A')+10 < radix
+	}
+	return false
+}
+
+func rdToFloat(v Value) float64 {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case *big.Int:
+		f, _ := new(big.Float).SetInt(n).Float64()
+		return f
+	case float64:
+		return n
+	}
+	return math.NaN()
+}
