@@ -60,13 +60,13 @@ func sseSplit(payload string, n int) func(w http.ResponseWriter, r *http.Request
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		rc := http.NewResponseController(w)
-		for len(payload) > 0 {
-			k := min(n, len(payload))
-			if _, err := io.WriteString(w, payload[:k]); err != nil {
+		for rest := payload; len(rest) > 0; {
+			k := min(n, len(rest))
+			if _, err := io.WriteString(w, rest[:k]); err != nil {
 				return
 			}
 			_ = rc.Flush()
-			payload = payload[k:]
+			rest = rest[k:]
 		}
 	}
 }

@@ -1,0 +1,209 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// anToolStream is a real-shaped Messages stream: text, a ping, then a
+// tool_use block whose input arrives as input_json_delta fragments.
+var anToolStream = events(
+	"message_start\n"+`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"c1","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":50,"output_tokens":1,"cache_read_input_tokens":30,"cache_creation_input_tokens":10}}}`,
+	"content_block_start\n"+`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+	"ping\n"+`{"type":"ping"}`,
+	"content_block_delta\n"+`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Writing "}}`,
+	"content_block_delta\n"+`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"it."}}`,
+	"content_block_stop\n"+`{"type":"content_block_stop","index":0}`,
+	"content_block_start\n"+`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"fs-write","input":{}}}`,
+	"content_block_delta\n"+`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}`,
+	"content_block_delta\n"+`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"a.t"}}`,
+	"content_block_delta\n"+`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"xt\"}"}}`,
+	"content_block_stop\n"+`{"type":"content_block_stop","index":1}`,
+	"content_block_start\n"+`{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_2","name":"git-status","input":{}}}`,
+	"content_block_stop\n"+`{"type":"content_block_stop","index":2}`,
+	"message_delta\n"+`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":25}}`,
+	"message_stop\n"+`{"type":"message_stop"}`,
+)
+
+func anText(text string) string {
+	return events(
+		"message_start\n"+`{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","model":"c1","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}`,
+		"content_block_start\n"+`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		"content_block_delta\n"+fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":%q}}`, text),
+		"content_block_stop\n"+`{"type":"content_block_stop","index":0}`,
+		"message_delta\n"+`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":3}}`,
+		"message_stop\n"+`{"type":"message_stop"}`,
+	)
+}
+
+func newTestAnthropic(t *testing.T, ws *wireServer, cfg Config) Model {
+	t.Helper()
+	cfg.Provider, cfg.BaseURL, cfg.Model, cfg.APIKey = "anthropic", ws.srv.URL, "c1", "sk-ant-test"
+	m, err := New(fastRetries(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestAnthropicToolUseSplitMidJSON(t *testing.T) {
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1") // ignored: Config decides
+	ws := newWireServer(t, sseSplit(anToolStream, 9))
+	m := newTestAnthropic(t, ws, Config{})
+	var d deltas
+	reply, err := m.Stream(ctxT(t), sampleRequest, d.on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Text != "Writing it." || d.text.String() != reply.Text {
+		t.Errorf("text %q, deltas %q", reply.Text, d.text.String())
+	}
+	want := []ToolCall{{ID: "toolu_1", Name: "fs-write", Arguments: `{"path": "a.txt"}`}, {ID: "toolu_2", Name: "git-status", Arguments: "{}"}}
+	if fmt.Sprint(reply.ToolCalls) != fmt.Sprint(want) {
+		t.Errorf("tool calls %q, want %q", reply.ToolCalls, want)
+	}
+	if strings.Join(d.tools, ",") != "fs-write,git-status" {
+		t.Errorf("tool deltas %q", d.tools)
+	}
+	if want := (Usage{InputTokens: 50, OutputTokens: 25, CacheReadTokens: 30, CacheWriteTokens: 10}); reply.Usage != want {
+		t.Errorf("usage %+v, want %+v", reply.Usage, want)
+	}
+	if reply.Usage.TotalInput() != 90 {
+		t.Errorf("total input %d", reply.Usage.TotalInput())
+	}
+	if reply.StopReason != "tool_use" || m.Name() != "anthropic:c1" {
+		t.Errorf("stop %q name %q", reply.StopReason, m.Name())
+	}
+
+	r := ws.requests()[0]
+	if r.path != "/v1/messages" {
+		t.Errorf("path %q", r.path)
+	}
+	b := r.body
+	checks := []struct {
+		got  any
+		want string
+	}{
+		{get(b, "model"), "c1"},
+		{get(b, "stream"), "true"},
+		{get(b, "max_tokens"), "1000"},
+		{get(b, "system", 0, "text"), "You are terse."},
+		{get(b, "system", 0, "cache_control", "type"), "ephemeral"},
+		{get(b, "messages", 0, "role"), "user"},
+		{get(b, "messages", 0, "content", 0, "text"), "make a.txt"},
+		{get(b, "messages", 1, "role"), "assistant"},
+		{get(b, "messages", 1, "content", 0, "text"), "ok"},
+		{get(b, "messages", 1, "content", 1, "type"), "tool_use"},
+		{get(b, "messages", 1, "content", 1, "input", "glob"), "*"},
+		{get(b, "messages", 2, "content", 0, "type"), "tool_result"},
+		{get(b, "messages", 2, "content", 0, "tool_use_id"), "call_0"},
+		{get(b, "messages", 3, "content", 1, "input", "invalid_arguments"), `{"path":`},
+		// two tool results and the user's text merged into one user message
+		{get(b, "messages", 4, "role"), "user"},
+		{get(b, "messages", 4, "content", 0, "tool_use_id"), "call_1"},
+		{get(b, "messages", 4, "content", 0, "is_error"), "true"},
+		{get(b, "messages", 4, "content", 0, "content", 0, "text"), "exit status 1"},
+		{get(b, "messages", 4, "content", 1, "tool_use_id"), "call_2"},
+		{get(b, "messages", 4, "content", 1, "content", 0, "text"), "(no output)"},
+		{get(b, "messages", 4, "content", 2, "text"), "No file has changed"},
+		{get(b, "messages", 4, "content", 2, "cache_control", "type"), "ephemeral"},
+		{get(b, "messages", 5), "<nil>"},
+		{get(b, "tools", 0, "name"), "fs-write"},
+		{get(b, "tools", 0, "description"), "Write a file."},
+		{get(b, "tools", 0, "input_schema", "type"), "object"},
+		{get(b, "tools", 0, "input_schema", "required", 0), "path"},
+		{get(b, "tools", 0, "input_schema", "properties", "path", "type"), "string"},
+	}
+	for i, c := range checks {
+		if fmt.Sprint(c.got) != c.want {
+			t.Errorf("check %d: got %v, want %s", i, c.got, c.want)
+		}
+	}
+}
+
+func TestAnthropicOverloadedThenSuccess(t *testing.T) {
+	ws := newWireServer(t,
+		status(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "retry-after-ms", "1"),
+		sseSplit(anText("done"), 13))
+	m := newTestAnthropic(t, ws, Config{})
+	reply, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil)
+	if err != nil || reply.Text != "done" || reply.Attempts != 2 {
+		t.Fatalf("reply %+v err %v", reply, err)
+	}
+	if reply.Usage != (Usage{InputTokens: 5, OutputTokens: 3}) {
+		t.Errorf("usage %+v", reply.Usage)
+	}
+}
+
+func TestAnthropicCutStreamThenSuccess(t *testing.T) {
+	cut := strings.Index(anToolStream, `xt\"}`) // inside the tool input
+	ws := newWireServer(t, sseCut(anToolStream, cut), sseSplit(anToolStream, 64))
+	m := newTestAnthropic(t, ws, Config{})
+	var d deltas
+	reply, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, d.on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reply.ToolCalls) != 2 || reply.ToolCalls[0].Arguments != `{"path": "a.txt"}` || reply.Attempts != 2 {
+		t.Errorf("reply %+v", reply)
+	}
+	if d.restarts != 1 || d.text.String() != "Writing it." {
+		t.Errorf("restarts %d, text after restart %q", d.restarts, d.text.String())
+	}
+}
+
+func TestAnthropicErrorEventMidStream(t *testing.T) {
+	withErr := events(
+		"message_start\n"+`{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c1","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}`,
+		"error\n"+`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+	)
+	ws := newWireServer(t, sseSplit(withErr, 50))
+	m := newTestAnthropic(t, ws, Config{MaxRetries: 1})
+	_, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil)
+	want := fmt.Sprintf(`provider anthropic: POST %s/v1/messages: the server sent an error mid-stream: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}} after 2 attempts`, ws.srv.URL)
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant  %s", err, want)
+	}
+}
+
+func TestAnthropicNoMessageStopIsRetried(t *testing.T) {
+	full := anText("x")
+	partial := full[:strings.Index(full, "event: message_stop")]
+	ws := newWireServer(t, sseSplit(partial, 100), sseSplit(full, 100))
+	m := newTestAnthropic(t, ws, Config{})
+	reply, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil)
+	if err != nil || reply.Attempts != 2 {
+		t.Fatalf("reply %+v err %v", reply, err)
+	}
+}
+
+func TestAnthropicBadRequestNotRetried(t *testing.T) {
+	body := `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}`
+	ws := newWireServer(t, status(400, body))
+	m := newTestAnthropic(t, ws, Config{})
+	_, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil)
+	want := fmt.Sprintf(`provider anthropic: POST %s/v1/messages: 400 Bad Request: %s`, ws.srv.URL, body)
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant  %s", err, want)
+	}
+	if len(ws.requests()) != 1 {
+		t.Errorf("%d requests", len(ws.requests()))
+	}
+}
+
+func TestAnthropicMalformedToolInputKept(t *testing.T) {
+	stream := strings.Replace(anToolStream, `xt\"}`, `xt`, 1)
+	ws := newWireServer(t, sseSplit(stream, 4096))
+	m := newTestAnthropic(t, ws, Config{})
+	reply, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.ToolCalls[0].Arguments != `{"path": "a.txt` {
+		t.Errorf("arguments %q", reply.ToolCalls[0].Arguments)
+	}
+	if _, err := ParseArgs(reply.ToolCalls[0]); err == nil {
+		t.Error("ParseArgs accepted truncated input")
+	}
+}
