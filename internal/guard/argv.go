@@ -1,0 +1,188 @@
+package guard
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ArgvTrigger judges a command line (shell-exec, shell-start) by the paths
+// it names. The line is parsed as bash with mvdan.cc/sh/v3 and walked
+// statement by statement, without running anything: words are expanded
+// with the line's own assignments, ~ and $HOME, brace expansion, and what
+// echo, printf, a for list, a here-doc or a names-only program (find, ls,
+// …) hands to another command through a pipe into xargs, through $(…) or
+// as a script to bash -c, sh -c, eval or a shell reading its input.
+// Wrappers (env, timeout, nice, nohup, stdbuf, setsid, sudo, command, time,
+// busybox, xargs, find -exec, …) are looked through, and options and
+// variables that carry a command (git -c core.fsmonitor=…, --upload-pack,
+// sed's e, tar --checkpoint-action, rg --pre, BASH_ENV, LD_PRELOAD,
+// GIT_SSH_COMMAND, PAGER, PROMPT_COMMAND, …) are judged as commands.
+// Interpreter one-liners (python -c, perl -e, ruby -e, node -e, awk) have
+// their code scanned for paths and for the names of denied directories.
+//
+// Decisions, by default: a path in a denied directory (or /proc/*/environ,
+// mem, root, cwd, fd) anywhere on the line is refused outright, since
+// nobody could approve it; a recursive copy or search of a directory that
+// holds one is refused too; a path outside the folder and the scratch
+// directory is a security confirm, a credential-shaped file name too; an
+// absolute path inside the folder is refused with the advice to write it
+// relative. Network tools and hard triggers (rm -rf, git push, mkfs, dd
+// of=/dev/…) are ordinary confirms. A parse error, an analysis that cannot
+// finish within Timeout, or a path the analysis cannot follow, on a line
+// that mentions the home directory or a denied name, is refused.
+//
+// With Sandbox a path is outside only in the denylist's directories, and
+// the denylist's file names are not judged on a command line.
+type ArgvTrigger struct {
+	Folder, Scratch, Home string
+	Tmp                   bool // /tmp is inside (a lean session nobody approves)
+	Sandbox               bool
+	Denylist              *PathDenylist
+	Timeout               time.Duration // default 200ms
+
+	mu        sync.Mutex
+	lastLine  string
+	lastRes   *argvResult
+	mentionRe *regexp.Regexp
+	codeNames []string
+}
+
+// argvResult is what the analysis of one line found.
+type argvResult struct {
+	decision Decision
+	writes   []string // absolute paths the line writes
+	timedOut bool
+}
+
+// Name is the checker's name.
+func (a *ArgvTrigger) Name() string { return "ArgvTrigger" }
+
+// Check judges shell-exec and shell-start.
+func (a *ArgvTrigger) Check(req Request) Decision {
+	if !isShell(req.Tool) {
+		return Decision{}
+	}
+	d := a.analyze(argString(req, "command")).decision
+	if d.Verdict != Allow {
+		d.Checker = a.Name()
+	}
+	return d
+}
+
+// Judge analyses one command line and returns the decision.
+func (a *ArgvTrigger) Judge(line string) Decision {
+	return a.Check(Request{Tool: "shell-exec", Args: map[string]any{"command": line}})
+}
+
+// analyze runs the analysis within the time bound, caching the last line
+// (ProtectedPaths asks for the same line right after).
+func (a *ArgvTrigger) analyze(line string) *argvResult {
+	a.mu.Lock()
+	if a.lastRes != nil && a.lastLine == line {
+		r := a.lastRes
+		a.mu.Unlock()
+		return r
+	}
+	a.mu.Unlock()
+	timeout := a.Timeout
+	if timeout <= 0 {
+		timeout = 200 * time.Millisecond
+	}
+	an := newAnalyzer(a, line, time.Now().Add(timeout))
+	done := make(chan *argvResult, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- a.failClosed(line, fmt.Sprintf("the analysis of the line failed (%v)", r), nil)
+			}
+		}()
+		done <- an.run()
+	}()
+	timer := time.NewTimer(timeout + timeout/2)
+	var res *argvResult
+	select {
+	case res = <-done:
+		timer.Stop()
+	case <-timer.C:
+		an.abort.Store(true)
+		res = a.failClosed(line, "the analysis of the line did not finish in time", nil)
+		res.timedOut = true
+	}
+	a.mu.Lock()
+	a.lastLine, a.lastRes = line, res
+	a.mu.Unlock()
+	return res
+}
+
+// failClosed is the decision for a line the analysis could not finish:
+// refused when it mentions the home directory or a denied name, otherwise
+// an ordinary confirm.
+func (a *ArgvTrigger) failClosed(line, why string, err error) *argvResult {
+	if err != nil {
+		why += ": " + err.Error()
+	}
+	if m := a.mentions(line); m != "" {
+		return &argvResult{decision: Decision{Verdict: Refuse, Checker: a.Name(), Reason: fmt.Sprintf(
+			"%s, and it mentions %s, so it was refused and nothing of it ran; write a simpler line that names its files plainly, without %s", why, m, m)}}
+	}
+	return &argvResult{decision: Decision{Verdict: Confirm, Checker: a.Name(), Reason: why + "; a simpler line that names its files plainly is judged without asking"}}
+}
+
+// mentions returns what the line says that relates to the home directory
+// or the denylist, or "".
+func (a *ArgvTrigger) mentions(line string) string {
+	a.init()
+	if m := a.mentionRe.FindString(line); m != "" {
+		return strings.TrimSpace(strings.Trim(m, "'\"=:("))
+	}
+	for _, n := range a.codeNames {
+		if strings.Contains(line, n) {
+			return n
+		}
+	}
+	return ""
+}
+
+// init prepares the patterns that depend on the options.
+func (a *ArgvTrigger) init() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.mentionRe != nil {
+		return
+	}
+	alts := []string{`(?:^|[\s=:'"(])~[A-Za-z0-9_.\-]*(?:/|$|\s)`, `\$\{?HOME\b`, `/proc/`, `\benviron\b`, `\bid_(?:rsa|dsa|ecdsa|ed25519)`, `\.pem\b`, `credentials`}
+	if a.Home != "" && a.Home != "/" {
+		alts = append(alts, regexp.QuoteMeta(a.Home)+`(?:/|$|[\s'"])`)
+	}
+	a.mentionRe = regexp.MustCompile(strings.Join(alts, "|"))
+	seen := map[string]bool{}
+	if a.Denylist != nil {
+		for _, d := range a.Denylist.Dirs {
+			for _, n := range dirNames(d, a.Home) {
+				if !seen[n] {
+					seen[n] = true
+					a.codeNames = append(a.codeNames, n)
+				}
+			}
+		}
+	}
+}
+
+// dirNames are the strings that identify a denied directory inside code:
+// its absolute path, its path relative to the home directory, and its base
+// name when that is a dotted name (.ssh, .aws, …).
+func dirNames(dir, home string) []string {
+	names := []string{dir}
+	if home != "" && home != "/" && within(dir, home) && dir != home {
+		rel, _ := filepath.Rel(home, dir)
+		names = append(names, rel)
+		if b := filepath.Base(dir); strings.HasPrefix(b, ".") && len(b) > 3 {
+			names = append(names, b)
+		}
+	}
+	return names
+}

@@ -1,0 +1,1529 @@
+package guard
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Variables whose value is a command the shell or a program runs.
+var commandVars = map[string]bool{
+	"GIT_SSH_COMMAND": true, "GIT_SSH": true, "GIT_EXTERNAL_DIFF": true, "GIT_PAGER": true,
+	"GIT_EDITOR": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "GIT_PROXY_COMMAND": true,
+	"PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true, "PROMPT_COMMAND": true, "EDITOR": true,
+	"VISUAL": true, "LESSOPEN": true, "LESSCLOSE": true, "GIT_SEQUENCE_EDITOR": true, "RSYNC_RSH": true,
+	"BROWSER": true, "PS0": true, "PS1": true, "PS4": true,
+}
+
+// Variables whose value names a file the shell or the loader reads.
+var pathVars = map[string]bool{
+	"BASH_ENV": true, "ENV": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true,
+	"PYTHONSTARTUP": true, "PERL5LIB": true, "PERL5OPT": true, "RUBYOPT": true, "NODE_OPTIONS": true,
+	"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_CONFIG": true, "GIT_CONFIG_GLOBAL": true,
+	"GNUPGHOME": true, "AWS_SHARED_CREDENTIALS_FILE": true, "AWS_CONFIG_FILE": true,
+	"KUBECONFIG": true, "GOOGLE_APPLICATION_CREDENTIALS": true, "SSH_AUTH_SOCK": true,
+	"CURL_HOME": true, "WGETRC": true, "NETRC": true, "INPUTRC": true, "ZDOTDIR": true,
+}
+
+// varCarries judges a variable whose value carries a command or a path.
+func (an *analyzer) varCarries(name, v string) {
+	switch {
+	case commandVars[name] || strings.HasPrefix(name, "GIT_CONFIG_VALUE"):
+		an.script(v, nil)
+	case pathVars[name]:
+		for _, p := range regexp.MustCompile(`[:\s]+`).Split(v, -1) {
+			p = strings.TrimPrefix(p, "--require=")
+			if p != "" && !strings.HasPrefix(p, "-") {
+				an.judge(p, roleOperand)
+			}
+		}
+	}
+}
+
+// script judges text that a shell will run (bash -c, eval, a here-doc fed
+// to a shell, a command-carrying option) with the given positional
+// arguments; its output is returned.
+func (an *analyzer) script(text string, pos []string) string {
+	if strings.Contains(text, markUnknown) || strings.Contains(text, markBuilt) {
+		an.uncertain = true
+		if strings.Contains(text, markBuilt) {
+			an.built = true
+		}
+	}
+	if an.depth >= maxDepth {
+		an.uncertain = true
+		return markUnknown
+	}
+	an.scanText(text, false)
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	if err != nil {
+		an.uncertain = true
+		return markUnknown
+	}
+	an.depth++
+	defer func() { an.depth-- }()
+	return an.sub(func() string {
+		if pos != nil {
+			an.pos = pos
+		}
+		out := an.stmts(f.Stmts, "")
+		syntax.Walk(f, func(n syntax.Node) bool {
+			if st, ok := n.(*syntax.Stmt); ok && !an.visited[st] {
+				an.stmt(st, "")
+				return false
+			}
+			return true
+		})
+		return out
+	})
+}
+
+func (an *analyzer) call(c *syntax.CallExpr, stdin string) string {
+	if len(c.Args) == 0 {
+		for _, as := range c.Assigns {
+			an.assign(as, false)
+		}
+		return ""
+	}
+	// Assignments before a command are in its environment only.
+	saved := an.vars
+	if len(c.Assigns) > 0 {
+		an.vars = make(map[string]expand.Variable, len(saved))
+		for k, v := range saved {
+			an.vars[k] = v
+		}
+		for _, as := range c.Assigns {
+			an.assign(as, false)
+		}
+	}
+	argv := an.fields(c.Args)
+	out := an.exec(argv, stdin)
+	an.vars = saved
+	return out
+}
+
+// wrappers and how many of their leading arguments are options with a
+// value (the rest of their options take none).
+var valueOpts = map[string]string{
+	"timeout":     "-s --signal -k --kill-after",
+	"nice":        "-n --adjustment",
+	"stdbuf":      "-i -o -e --input --output --error",
+	"sudo":        "-u -g -h -p -C -U -r -t -D --user --group --host --prompt --chdir",
+	"doas":        "-u -C",
+	"ionice":      "-c -n -p -t --class --classdata",
+	"taskset":     "",
+	"chrt":        "",
+	"setsid":      "",
+	"nohup":       "",
+	"time":        "-f -o --format --output",
+	"command":     "",
+	"builtin":     "",
+	"exec":        "-a",
+	"unbuffer":    "",
+	"flock":       "-w -E --timeout --conflict-exit-code",
+	"strace":      "-e -o -p -s -u -E -P -I -b -O -S -X",
+	"ltrace":      "-e -o -p -s -u -n -a",
+	"catchsegv":   "",
+	"xvfb-run":    "-n -s -f -e -p --server-num --server-args --auth-file --error-file",
+	"proxychains": "-f", "proxychains4": "-f", "torsocks": "",
+	"caffeinate": "", "systemd-run": "-p -E -u --unit --property --setenv --working-directory",
+	"runuser": "-u -g -G", "sg": "", "nsenter": "-t --target", "unshare": "", "firejail": "",
+	"bwrap": "", "fakeroot": "", "eatmydata": "", "tsp": "", "ts": "", "parallel": "",
+}
+
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "ash": true, "mksh": true, "fish": true, "rbash": true}
+
+var networkTools = map[string]bool{
+	"curl": true, "wget": true, "ssh": true, "scp": true, "sftp": true, "nc": true, "ncat": true, "netcat": true,
+	"socat": true, "telnet": true, "ftp": true, "lftp": true, "tftp": true, "aria2c": true, "http": true,
+	"https": true, "xh": true, "rclone": true, "sshpass": true, "mosh": true, "ssh-copy-id": true, "axel": true, "ssh-keyscan": true,
+}
+
+// decoders make up text the analysis cannot follow.
+var decoders = map[string]bool{
+	"base32": true, "openssl": true, "gpg": true, "tr": true, "sed": true, "awk": true, "gawk": true, "mawk": true,
+	"perl": true, "ruby": true, "node": true, "php": true, "python": true, "python2": true, "python3": true,
+	"uudecode": true, "gunzip": true, "zcat": true, "gzip": true, "xz": true, "bzip2": true, "iconv": true,
+	"od": true, "cut": true, "dd": true, "jq": true, "envsubst": true, "eval": true, "m4": true, "cpp": true,
+}
+
+var recursiveAlways = map[string]bool{
+	"tar": true, "zip": true, "7z": true, "7za": true, "rsync": true, "rg": true, "ag": true, "du": true,
+	"tree": true, "restic": true, "borg": true, "duplicity": true, "cpio": true, "rclone": true, "mksquashfs": true,
+	"git": false,
+}
+
+func isInterpreter(base string) bool {
+	switch {
+	case base == "perl" || base == "ruby" || base == "node" || base == "nodejs" || base == "php" || base == "lua" ||
+		base == "deno" || base == "bun" || base == "Rscript" || base == "osascript" || base == "pwsh" || base == "irb" || base == "tclsh" || base == "julia":
+		return true
+	case strings.HasPrefix(base, "python") || strings.HasPrefix(base, "pypy") || strings.HasPrefix(base, "perl5") || strings.HasPrefix(base, "lua5"):
+		return true
+	}
+	return false
+}
+
+// exec judges one command's argv with its standard input and returns its
+// output as far as the analysis knows it.
+func (an *analyzer) exec(argv []string, stdin string) string {
+	an.tick()
+	if len(argv) == 0 {
+		return ""
+	}
+	for _, w := range argv {
+		an.judge(w, roleMention)
+	}
+	prog := argv[0]
+	args := argv[1:]
+	if strings.Contains(prog, markUnknown) || strings.Contains(prog, markBuilt) {
+		an.uncertain = true
+		if strings.Contains(prog, markBuilt) {
+			an.built = true
+		}
+		an.operands(args, roleOperand)
+		return markUnknown
+	}
+	base := filepath.Base(prog)
+	if strings.Contains(prog, "/") {
+		an.judge(prog, roleProgram)
+	}
+	if body, ok := an.funcs[prog]; ok && an.inFunc[prog] < 2 && an.depth < maxDepth {
+		an.inFunc[prog]++
+		an.depth++
+		saved := an.pos
+		an.pos = args
+		out := an.stmt(body, stdin)
+		an.pos = saved
+		an.depth--
+		an.inFunc[prog]--
+		return out
+	}
+
+	switch {
+	case base == "env":
+		return an.envCmd(args, stdin)
+	case base == "busybox" || base == "toybox":
+		if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+			return an.exec(args, stdin)
+		}
+		return ""
+	case base == "xargs":
+		return an.xargs(args, stdin)
+	case base == "watch":
+		return an.script(strings.Join(skipOpts(args, "-n -d --interval --differences"), " "), nil)
+	case base == "chroot":
+		if len(args) > 0 {
+			an.judge(args[0], roleRecursive)
+			return an.exec(args[1:], stdin)
+		}
+		return ""
+	case base == "su" || base == "script":
+		for i, a := range args {
+			if (a == "-c" || a == "--command") && i+1 < len(args) {
+				return an.script(args[i+1], nil)
+			}
+			if v, ok := strings.CutPrefix(a, "--command="); ok {
+				return an.script(v, nil)
+			}
+		}
+		return ""
+	case base == "command" && len(args) > 0 && (args[0] == "-v" || args[0] == "-V"):
+		return ""
+	}
+	if vo, ok := valueOpts[base]; ok {
+		rest := skipOpts(args, vo)
+		if base == "timeout" && len(rest) > 0 {
+			rest = rest[1:]
+		}
+		if (base == "taskset" || base == "chrt") && len(rest) > 0 {
+			rest = rest[1:]
+		}
+		if base == "flock" && len(rest) > 0 {
+			an.judge(rest[0], roleOperand)
+			rest = rest[1:]
+			if len(rest) > 1 && (rest[0] == "-c" || rest[0] == "--command") {
+				return an.script(rest[1], nil)
+			}
+		}
+		if base == "sudo" || base == "doas" || base == "runuser" || base == "systemd-run" {
+			for len(rest) > 0 && strings.Contains(rest[0], "=") && !strings.HasPrefix(rest[0], "-") {
+				k, v, _ := strings.Cut(rest[0], "=")
+				an.varCarries(k, v)
+				rest = rest[1:]
+			}
+		}
+		if base == "parallel" {
+			an.uncertain = true
+			return an.script(strings.Join(rest, " "), nil)
+		}
+		if len(rest) == 0 {
+			return ""
+		}
+		return an.exec(rest, stdin)
+	}
+
+	switch {
+	case shells[base]:
+		return an.shell(args, stdin)
+	case base == "eval":
+		return an.script(strings.Join(args, " "), an.pos)
+	case base == "source" || base == ".":
+		if len(args) > 0 {
+			an.judge(args[0], roleOperand)
+		}
+		an.uncertain = an.uncertain || len(args) == 0
+		return markUnknown
+	case base == "cd" || base == "pushd":
+		dir := ""
+		for _, a := range args {
+			if a == "-" {
+				an.cwdOK = false
+				return ""
+			}
+			if !strings.HasPrefix(a, "-") || a == "-" {
+				dir = a
+				break
+			}
+		}
+		if dir == "" {
+			an.judge(an.t.Home, roleOperand)
+		} else {
+			an.judge(dir, roleOperand)
+		}
+		if base == "pushd" {
+			an.dirs = append(an.dirs, an.cwd)
+		}
+		an.setCwd(dir)
+		return ""
+	case base == "popd":
+		if n := len(an.dirs); n > 0 {
+			an.cwd, an.dirs = an.dirs[n-1], an.dirs[:n-1]
+		} else {
+			an.cwdOK = false
+		}
+		return ""
+	case base == "pwd":
+		if !an.cwdOK {
+			return markUnknown
+		}
+		return an.cwd + "\n"
+	case base == "echo":
+		i := 0
+		for i < len(args) && (args[i] == "-n" || args[i] == "-e" || args[i] == "-E" || args[i] == "-ne" || args[i] == "-en") {
+			i++
+		}
+		return strings.Join(args[i:], " ") + "\n"
+	case base == "printf":
+		return an.printf(args)
+	case base == "cat" || base == "tac" || base == "sort" || base == "uniq" || base == "head" || base == "tail" || base == "tee":
+		files := an.operands(args, roleOperand)
+		if base == "tee" {
+			for _, f := range files {
+				an.write(f)
+			}
+			return stdin
+		}
+		if len(files) == 0 || (len(files) == 1 && files[0] == "-") {
+			return stdin
+		}
+		return markUnknown
+	case base == "base64" && hasAny(args, "-d", "--decode", "-D"):
+		an.operands(args, roleOperand)
+		b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(stdin), ""))
+		if err != nil || strings.Contains(stdin, markUnknown) {
+			return markBuilt
+		}
+		s := string(b)
+		an.scanText(s, false)
+		return s
+	case (base == "xxd" && hasAny(args, "-r")) || base == "rev":
+		an.operands(args, roleOperand)
+		if base == "rev" && !strings.Contains(stdin, markUnknown) {
+			var lines []string
+			for _, l := range strings.Split(strings.TrimSuffix(stdin, "\n"), "\n") {
+				r := []rune(l)
+				for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+					r[i], r[j] = r[j], r[i]
+				}
+				lines = append(lines, string(r))
+			}
+			s := strings.Join(lines, "\n") + "\n"
+			an.scanText(s, false)
+			return s
+		}
+		if hasAny(args, "-p", "-ps", "-plain") && !strings.Contains(stdin, markUnknown) {
+			if b, err := hex.DecodeString(strings.Join(strings.Fields(stdin), "")); err == nil {
+				an.scanText(string(b), false)
+				return string(b)
+			}
+		}
+		return markBuilt
+	case base == "read" || base == "mapfile" || base == "readarray":
+		return an.read(base, args, stdin)
+	case base == "set":
+		if i := indexOf(args, "--"); i >= 0 {
+			an.pos = append([]string(nil), args[i+1:]...)
+		} else if len(args) > 0 && !strings.HasPrefix(args[0], "-") && !strings.HasPrefix(args[0], "+") {
+			an.pos = append([]string(nil), args...)
+		}
+		return ""
+	case base == "shift":
+		if len(an.pos) > 0 {
+			an.pos = an.pos[1:]
+		}
+		return ""
+	case base == "export" || base == "declare" || base == "typeset" || base == "local" || base == "readonly":
+		for _, a := range args {
+			if k, v, ok := strings.Cut(a, "="); ok {
+				an.setVar(k, v)
+				an.varCarries(k, v)
+			}
+		}
+		return ""
+	case base == "alias":
+		for _, a := range args {
+			if _, v, ok := strings.Cut(a, "="); ok {
+				an.script(v, nil)
+			}
+		}
+		return ""
+	case base == "trap":
+		if len(args) > 0 {
+			an.script(args[0], nil)
+		}
+		return ""
+	case base == "true" || base == "false" || base == ":" || base == "exit" || base == "return" || base == "wait" ||
+		base == "sleep" || base == "kill" || base == "jobs" || base == "disown" || base == "shopt" || base == "unset" ||
+		base == "umask" || base == "ulimit" || base == "hash" || base == "type" || base == "which" || base == "help" || base == "date":
+		return ""
+	case base == "find":
+		return an.findCmd(args)
+	case base == "ls" || base == "fd" || base == "fdfind" || base == "locate" || base == "tree" || base == "realpath" || base == "readlink" || base == "dirname" || base == "basename":
+		return an.namesOnly(base, args)
+	case base == "git":
+		return an.git(args)
+	case base == "tar" || base == "bsdtar" || base == "gtar":
+		return an.tar(args)
+	case base == "sed" || base == "gsed":
+		return an.sed(args, stdin)
+	case base == "grep" || base == "egrep" || base == "fgrep" || base == "rg" || base == "ag" || base == "ack" || base == "zgrep":
+		return an.grep(base, args)
+	case base == "awk" || base == "gawk" || base == "mawk" || base == "nawk":
+		return an.awk(args, stdin)
+	case isInterpreter(base):
+		return an.interp(base, args, stdin)
+	case base == "ln" || base == "mount" || base == "bindfs":
+		return an.link(base, args)
+	case base == "dd":
+		for _, a := range args {
+			k, v, _ := strings.Cut(a, "=")
+			switch k {
+			case "if":
+				an.judge(v, roleOperand)
+			case "of":
+				an.judge(v, roleWrite)
+				an.write(v)
+				if strings.HasPrefix(v, "/dev/") && !isHarmlessDev(v) {
+					an.find(Confirm, "dd writes to the device "+v+", which destroys what is on it; a person is asked")
+				}
+			}
+		}
+		return markUnknown
+	case strings.HasPrefix(base, "mkfs") || base == "mke2fs" || base == "wipefs" || base == "fdisk" || base == "sfdisk" || base == "parted" || base == "shred":
+		an.operands(args, roleWrite)
+		an.find(Confirm, base+" destroys what is on its target; a person is asked")
+		return ""
+	}
+	if networkTools[base] {
+		return an.network(base, args)
+	}
+	return an.generic(base, args, stdin)
+}
+
+func isHarmlessDev(v string) bool {
+	for _, s := range systemOK {
+		if within(filepath.Clean(v), s) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAny(args []string, opts ...string) bool {
+	for _, a := range args {
+		for _, o := range opts {
+			if a == o {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func indexOf(args []string, s string) int {
+	for i, a := range args {
+		if a == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// skipOpts drops a wrapper's leading options (those named in valueOpts
+// take the next argument) and returns the wrapped command.
+func skipOpts(args []string, valueOpts string) []string {
+	vo := map[string]bool{}
+	for _, o := range strings.Fields(valueOpts) {
+		vo[o] = true
+	}
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if a == "--" {
+			return args[i+1:]
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			break
+		}
+		if vo[a] {
+			i++
+		}
+		i++
+	}
+	if i > len(args) {
+		i = len(args)
+	}
+	return args[i:]
+}
+
+// write records a path the line writes.
+func (an *analyzer) write(p string) {
+	if p == "" || strings.Contains(p, markUnknown) {
+		return
+	}
+	if !filepath.IsAbs(p) {
+		p = joinRaw(an.cwd, p)
+	}
+	an.writes = append(an.writes, filepath.Clean(an.unalias(p)))
+}
+
+// operands judges a generic program's arguments: options' values, @files,
+// key=value values and plain operands. It returns the plain operands.
+func (an *analyzer) operands(args []string, ro role) []string {
+	var plain []string
+	endOpts := false
+	for _, a := range args {
+		switch {
+		case endOpts || !strings.HasPrefix(a, "-") || a == "-":
+			if k, v, ok := strings.Cut(a, "="); ok && !strings.Contains(k, "/") && k != "" {
+				if looksLikePath(v) {
+					an.judge(v, ro)
+				}
+				an.judge(a, roleMention)
+				plain = append(plain, a)
+				continue
+			}
+			if v, ok := strings.CutPrefix(a, "@"); ok && v != "" {
+				an.judge(v, roleOperand)
+				continue
+			}
+			an.judge(a, ro)
+			plain = append(plain, a)
+		case a == "--":
+			endOpts = true
+		case strings.HasPrefix(a, "--"):
+			if _, v, ok := strings.Cut(a, "="); ok {
+				v = strings.TrimPrefix(v, "@")
+				if looksLikePath(v) {
+					an.judge(v, roleOperand)
+				}
+			}
+		default:
+			// -ovalue: an attached value that looks like a path.
+			if len(a) > 2 {
+				v := strings.TrimPrefix(a[2:], "=")
+				v = strings.TrimPrefix(v, "@")
+				if looksLikePath(v) {
+					an.judge(v, roleOperand)
+				}
+			}
+		}
+	}
+	return plain
+}
+
+func looksLikePath(v string) bool {
+	return strings.Contains(v, "/") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, ".") ||
+		strings.Contains(v, markUnknown) || strings.Contains(v, markBuilt) || DeniedName(v)
+}
+
+var recursiveFlag = regexp.MustCompile(`^-[A-Za-z]*[rRa][A-Za-z]*$|^--recursive$|^--archive$`)
+
+// generic judges an ordinary program: every operand is a path it may read,
+// the last one of a copy a path it writes.
+func (an *analyzer) generic(base string, args []string, stdin string) string {
+	ro := roleOperand
+	rec := recursiveAlways[base]
+	if !rec {
+		switch base {
+		case "cp", "scp", "zip", "chmod", "chown", "chgrp", "rm", "ls", "diff", "setfacl", "getfacl", "du", "grep", "cat":
+			for _, a := range args {
+				if recursiveFlag.MatchString(a) {
+					rec = true
+				}
+			}
+		}
+	}
+	if rec {
+		ro = roleRecursive
+	}
+	plain := an.operands(args, ro)
+	switch base {
+	case "rm":
+		r, f := false, false
+		for _, a := range args {
+			if a == "--recursive" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "rR")) {
+				r = true
+			}
+			if a == "--force" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "f")) {
+				f = true
+			}
+		}
+		if r && f {
+			an.find(Confirm, "rm -rf removes a whole tree for good; a person is asked")
+		}
+		for _, p := range plain {
+			an.write(p)
+		}
+	case "cp", "mv", "install", "rsync", "patch", "ditto":
+		if n := len(plain); n > 0 {
+			an.judge(plain[n-1], roleWrite)
+			an.write(plain[n-1])
+		}
+		for i, a := range args {
+			if (a == "-t" || a == "--target-directory") && i+1 < len(args) {
+				an.write(args[i+1])
+			}
+		}
+	case "touch", "mkdir", "rmdir", "truncate", "chmod", "chown", "unlink", "shred":
+		for _, p := range plain {
+			an.write(p)
+		}
+	}
+	if base == "make" || base == "gmake" {
+		for i, a := range args {
+			if (a == "-C" || a == "-f" || a == "--directory" || a == "--file" || a == "-I") && i+1 < len(args) {
+				an.judge(args[i+1], roleOperand)
+			}
+		}
+	}
+	if decoders[base] {
+		return markBuilt
+	}
+	return markUnknown
+}
+
+// envCmd looks through env: its options, assignments and the command.
+func (an *analyzer) envCmd(args []string, stdin string) string {
+	saved := an.vars
+	an.vars = make(map[string]expand.Variable, len(saved))
+	for k, v := range saved {
+		an.vars[k] = v
+	}
+	defer func() { an.vars = saved }()
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		switch {
+		case a == "-S" || a == "--split-string":
+			if i+1 < len(args) {
+				rest := strings.Fields(args[i+1])
+				return an.envCmd(append(rest, args[i+2:]...), stdin)
+			}
+			return ""
+		case strings.HasPrefix(a, "-S"):
+			return an.envCmd(append(strings.Fields(a[2:]), args[i+1:]...), stdin)
+		case strings.HasPrefix(a, "--split-string="):
+			return an.envCmd(append(strings.Fields(strings.TrimPrefix(a, "--split-string=")), args[i+1:]...), stdin)
+		case a == "-u" || a == "--unset" || a == "-C" || a == "--chdir":
+			if i+1 < len(args) && (a == "-C" || a == "--chdir") {
+				an.judge(args[i+1], roleOperand)
+				an.setCwd(args[i+1])
+			}
+			i += 2
+			continue
+		case a == "--":
+			i++
+			continue
+		case strings.HasPrefix(a, "-"):
+			i++
+			continue
+		case strings.Contains(a, "="):
+			k, v, _ := strings.Cut(a, "=")
+			an.setVar(k, v)
+			an.varCarries(k, v)
+			i++
+			continue
+		}
+		break
+	}
+	if i >= len(args) {
+		return ""
+	}
+	return an.exec(args[i:], stdin)
+}
+
+// shell judges sh/bash: -c script, a script file, or the script on its
+// standard input.
+func (an *analyzer) shell(args []string, stdin string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-c" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c")):
+			if i+1 < len(args) {
+				var pos []string
+				if i+3 <= len(args) {
+					pos = args[i+3:]
+				}
+				if pos == nil {
+					pos = []string{}
+				}
+				return an.script(args[i+1], pos)
+			}
+			return ""
+		case a == "-o" || a == "-O" || a == "--rcfile" || a == "--init-file":
+			if i+1 < len(args) {
+				an.judge(args[i+1], roleOperand)
+			}
+			i++
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+			if a == "-s" {
+				return an.script(stdin, args[i+1:])
+			}
+		default:
+			an.judge(a, roleOperand)
+			return markUnknown
+		}
+	}
+	return an.script(stdin, []string{})
+}
+
+// xargs hands its input's words to the command it runs.
+func (an *analyzer) xargs(args []string, stdin string) string {
+	repl := ""
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			break
+		}
+		switch {
+		case a == "-I" || a == "--replace":
+			if i+1 < len(args) {
+				repl = args[i+1]
+			}
+			i += 2
+			continue
+		case strings.HasPrefix(a, "-I"):
+			repl = a[2:]
+		case a == "-i" || strings.HasPrefix(a, "--replace="):
+			repl = "{}"
+			if v, ok := strings.CutPrefix(a, "--replace="); ok {
+				repl = v
+			}
+		case a == "-a" || a == "--arg-file":
+			if i+1 < len(args) {
+				an.judge(args[i+1], roleOperand)
+				stdin = markUnknown
+			}
+			i += 2
+			continue
+		case a == "-n" || a == "-L" || a == "-P" || a == "-s" || a == "-d" || a == "-E" || a == "-e" || a == "--max-args" || a == "--delimiter" || a == "--max-procs":
+			i += 2
+			continue
+		case a == "--":
+			i++
+			goto done
+		}
+		i++
+	}
+done:
+	cmd := args[i:]
+	if len(cmd) == 0 {
+		cmd = []string{"echo"}
+	}
+	words := strings.Fields(stdin)
+	if strings.Contains(stdin, markTree) {
+		// find's names keep their marker: fields split around it.
+		words = strings.Fields(strings.ReplaceAll(stdin, markTree, markTree+" "))
+		words = joinMarkers(words)
+	}
+	if len(words) > maxFields {
+		words = words[:maxFields]
+		an.uncertain = true
+	}
+	if repl != "" {
+		if len(words) == 0 {
+			words = []string{""}
+		}
+		var out strings.Builder
+		for _, w := range words {
+			argv := make([]string, len(cmd))
+			for j, c := range cmd {
+				argv[j] = strings.ReplaceAll(c, repl, w)
+			}
+			out.WriteString(an.exec(argv, ""))
+		}
+		return out.String()
+	}
+	return an.exec(append(append([]string(nil), cmd...), words...), "")
+}
+
+// joinMarkers glues a lone tree marker back onto the word before it.
+func joinMarkers(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if w == markTree && len(out) > 0 {
+			out[len(out)-1] += markTree
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func (an *analyzer) printf(args []string) string {
+	if len(args) > 1 && args[0] == "-v" {
+		if len(args) > 2 {
+			s, _, err := expand.Format(an.cfg(), args[2], args[3:])
+			if err != nil {
+				s = strings.Join(args[2:], " ")
+			}
+			an.setVar(args[1], s)
+		}
+		return ""
+	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return ""
+	}
+	s, _, err := expand.Format(an.cfg(), args[0], args[1:])
+	if err != nil {
+		return strings.Join(args, " ")
+	}
+	an.scanText(s, false)
+	return s
+}
+
+// read assigns standard input to variables; every line of it is judged as
+// a path, since a while-read loop exists to hand its lines to a command.
+func (an *analyzer) read(base string, args []string, stdin string) string {
+	var names []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if strings.ContainsAny(a, "pdnNtuaC") && i+1 < len(args) && len(a) == 2 {
+				if a == "-a" {
+					names = append(names, args[i+1])
+				}
+				i++
+			}
+			continue
+		}
+		names = append(names, a)
+	}
+	if len(names) == 0 {
+		names = []string{"REPLY"}
+		if base != "read" {
+			names = []string{"MAPFILE"}
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(stdin, "\n"), "\n")
+	for _, l := range lines {
+		an.judge(l, roleOperand)
+	}
+	if base != "read" {
+		an.vars[names[0]] = expand.Variable{Set: true, Kind: expand.Indexed, List: lines}
+		return ""
+	}
+	first := lines[0]
+	if len(lines) > 1 {
+		// Later lines reach the loop's body too: the analysis judged
+		// them above; the variable gets the first with a marker.
+		first += markUnknown
+	}
+	fs := strings.Fields(first)
+	for i, n := range names {
+		switch {
+		case i < len(fs) && i == len(names)-1:
+			an.setVar(n, strings.Join(fs[i:], " "))
+		case i < len(fs):
+			an.setVar(n, fs[i])
+		default:
+			an.setVar(n, "")
+		}
+	}
+	return ""
+}
+
+// findCmd judges find: its roots, the files its actions write, and
+// -exec's command with {} standing for anything under the roots. Its output
+// is its roots, marked as trees.
+func (an *analyzer) findCmd(args []string) string {
+	var roots []string
+	i := 0
+	for i < len(args) && (args[i] == "-H" || args[i] == "-L" || args[i] == "-P" || strings.HasPrefix(args[i], "-O") || args[i] == "-D") {
+		if args[i] == "-D" {
+			i++
+		}
+		i++
+	}
+	for i < len(args) && !strings.HasPrefix(args[i], "-") && args[i] != "(" && args[i] != "!" {
+		roots = append(roots, args[i])
+		i++
+	}
+	if len(roots) == 0 {
+		roots = []string{"."}
+	}
+	for _, r := range roots {
+		an.judge(r, roleOperand)
+	}
+	var out strings.Builder
+	for _, r := range roots {
+		out.WriteString(strings.TrimSuffix(r, "/") + "/" + markTree + "\n")
+	}
+	tree := strings.Fields(out.String())
+	for ; i < len(args); i++ {
+		a := args[i]
+		switch a {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && args[j] != ";" && args[j] != "+" {
+				j++
+			}
+			cmd := args[i+1 : j]
+			i = j
+			for _, t := range tree {
+				argv := make([]string, len(cmd))
+				for k, c := range cmd {
+					argv[k] = strings.ReplaceAll(c, "{}", t)
+				}
+				an.exec(argv, "")
+			}
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			if i+1 < len(args) {
+				an.judge(args[i+1], roleWrite)
+				an.write(args[i+1])
+				i++
+			}
+		case "-newer", "-anewer", "-cnewer", "-samefile":
+			if i+1 < len(args) {
+				an.judge(args[i+1], roleOperand)
+				i++
+			}
+		case "-delete":
+			for _, r := range roots {
+				an.write(r)
+			}
+		}
+	}
+	return out.String()
+}
+
+// namesOnly judges a program that prints names, not contents; its output
+// is what it names.
+func (an *analyzer) namesOnly(base string, args []string) string {
+	ro := roleOperand
+	for _, a := range args {
+		if base == "ls" && recursiveFlag.MatchString(a) && strings.Contains(a, "R") {
+			ro = roleRecursive
+		}
+	}
+	plain := an.operands(args, ro)
+	if base == "fd" || base == "fdfind" {
+		if len(plain) > 1 {
+			plain = plain[1:]
+		} else {
+			plain = []string{"."}
+		}
+	}
+	if base == "locate" {
+		return markUnknown
+	}
+	if len(plain) == 0 {
+		plain = []string{"."}
+	}
+	var out strings.Builder
+	for _, p := range plain {
+		switch base {
+		case "realpath", "readlink":
+			q := p
+			if !filepath.IsAbs(q) {
+				q = joinRaw(an.cwd, q)
+			}
+			out.WriteString(physical(q) + "\n")
+		case "dirname":
+			out.WriteString(filepath.Dir(p) + "\n")
+		case "basename":
+			out.WriteString(filepath.Base(p) + "\n")
+		default:
+			q := p
+			if !filepath.IsAbs(q) {
+				q = joinRaw(an.cwd, q)
+			}
+			out.WriteString(filepath.Clean(q) + "/" + markTree + "\n")
+		}
+		if base == "basename" {
+			break
+		}
+	}
+	return out.String()
+}
+
+// gitCommandKeys are git configuration keys whose value is a command (or a
+// path whose content runs).
+var gitCommandKeys = regexp.MustCompile(`(?i)^(core\.(fsmonitor|pager|sshcommand|editor|askpass|hookspath|gitproxy|worktree)|diff\..*\.(command|textconv)|diff\.external|merge\..*\.driver|filter\..*\.(clean|smudge|process)|sequence\.editor|credential\..*helper|credential\.helper|uploadpack\.packobjectshook|pager\..*|alias\..*|gpg\.program|gpg\..*\.program|protocol\..*|remote\..*\.(uploadpack|receivepack|proxy)|url\..*|http\..*\.(sslcert|sslkey|cookiefile)|http\.(sslcert|sslkey|cookiefile)|include\.path|includeif\..*)$`)
+
+// git judges git: -C, -c with command-carrying keys, --upload-pack and its
+// kin, ext:: transports, and git push as a hard trigger.
+func (an *analyzer) git(args []string) string {
+	saved, savedOK := an.cwd, an.cwdOK
+	defer func() { an.cwd, an.cwdOK = saved, savedOK }()
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		a := args[i]
+		switch {
+		case a == "-C" && i+1 < len(args):
+			an.judge(args[i+1], roleOperand)
+			an.setCwd(args[i+1])
+			i += 2
+			continue
+		case a == "-c" && i+1 < len(args):
+			an.gitConfig(args[i+1])
+			i += 2
+			continue
+		case a == "--git-dir" || a == "--work-tree" || a == "--exec-path" || a == "--namespace" || a == "--config-env":
+			if i+1 < len(args) {
+				an.judge(args[i+1], roleRecursive)
+			}
+			i += 2
+			continue
+		case strings.HasPrefix(a, "--git-dir=") || strings.HasPrefix(a, "--work-tree=") || strings.HasPrefix(a, "--exec-path="):
+			_, v, _ := strings.Cut(a, "=")
+			an.judge(v, roleRecursive)
+		case strings.HasPrefix(a, "--config-env="):
+			an.uncertain = true
+		}
+		i++
+	}
+	if i >= len(args) {
+		return ""
+	}
+	sub, rest := args[i], args[i+1:]
+	for j := 0; j < len(rest); j++ {
+		a := rest[j]
+		switch {
+		case a == "--upload-pack" || a == "-u" && (sub == "fetch" || sub == "clone" || sub == "pull" || sub == "ls-remote") || a == "--receive-pack" || a == "--exec":
+			if j+1 < len(rest) {
+				an.script(rest[j+1], nil)
+				j++
+			}
+		case strings.HasPrefix(a, "--upload-pack=") || strings.HasPrefix(a, "--receive-pack=") || strings.HasPrefix(a, "--exec="):
+			_, v, _ := strings.Cut(a, "=")
+			an.script(v, nil)
+		case a == "-c" || a == "--config":
+			if j+1 < len(rest) {
+				an.gitConfig(rest[j+1])
+				j++
+			}
+		case strings.HasPrefix(a, "--config="):
+			an.gitConfig(strings.TrimPrefix(a, "--config="))
+		case strings.HasPrefix(a, "ext::"):
+			an.script(strings.ReplaceAll(strings.TrimPrefix(a, "ext::"), "% ", " "), nil)
+		case strings.HasPrefix(a, "fd::"):
+			an.uncertain = true
+		}
+	}
+	switch sub {
+	case "push":
+		an.find(Confirm, "git push changes a remote repository; a person is asked")
+	case "config":
+		var kv []string
+		for _, a := range rest {
+			if !strings.HasPrefix(a, "-") {
+				kv = append(kv, a)
+			}
+		}
+		if len(kv) >= 2 {
+			an.gitConfig(kv[0] + "=" + strings.Join(kv[1:], " "))
+		}
+		for j, a := range rest {
+			if (a == "-f" || a == "--file") && j+1 < len(rest) {
+				an.judge(rest[j+1], roleWrite)
+			}
+		}
+		return markUnknown
+	case "clone", "fetch", "pull", "ls-remote", "submodule", "remote":
+		an.find(Confirm, "git "+sub+" reaches a remote repository over the network; a person is asked")
+	case "commit", "tag":
+		// -m and -F: the message is text; -F's file is read.
+		for j, a := range rest {
+			if (a == "-F" || a == "--file") && j+1 < len(rest) {
+				an.judge(rest[j+1], roleOperand)
+			}
+		}
+		return markUnknown
+	case "grep":
+		an.operands(dropFirstPlain(rest), roleOperand)
+		return markUnknown
+	case "log", "show", "diff", "status", "blame", "add", "rm", "mv", "checkout", "restore", "switch", "reset", "stash", "branch", "rev-parse", "merge", "rebase", "cherry-pick", "init", "apply", "archive", "bisect", "worktree", "describe", "shortlog", "ls-files", "cat-file", "format-patch", "am", "clean", "notes":
+	}
+	an.operands(rest, roleOperand)
+	return markUnknown
+}
+
+func dropFirstPlain(args []string) []string {
+	for i, a := range args {
+		if a == "-e" || a == "-f" {
+			return args
+		}
+		if !strings.HasPrefix(a, "-") {
+			return append(append([]string(nil), args[:i]...), args[i+1:]...)
+		}
+	}
+	return args
+}
+
+func (an *analyzer) gitConfig(kv string) {
+	k, v, _ := strings.Cut(kv, "=")
+	an.judge(v, roleMention)
+	if !gitCommandKeys.MatchString(k) {
+		if looksLikePath(v) {
+			an.judge(v, roleOperand)
+		}
+		return
+	}
+	lk := strings.ToLower(k)
+	switch {
+	case strings.HasPrefix(lk, "alias."):
+		if s, ok := strings.CutPrefix(v, "!"); ok {
+			an.script(s, nil)
+		}
+	case strings.HasSuffix(lk, "hookspath") || strings.HasSuffix(lk, "worktree") || strings.HasPrefix(lk, "include") || strings.Contains(lk, "ssl") || strings.Contains(lk, "cookiefile"):
+		an.judge(v, roleRecursive)
+		if lk == "core.hookspath" {
+			an.find(SecurityConfirm, "git -c core.hooksPath makes git run hooks from "+v+"; a person is asked")
+		}
+	case strings.HasPrefix(lk, "protocol.") || strings.HasPrefix(lk, "url."):
+		an.find(Confirm, "git -c "+k+" changes how git reaches remotes; a person is asked")
+	default:
+		an.script(v, nil)
+	}
+}
+
+// tar judges tar's command-carrying options and its operands as recursive.
+func (an *analyzer) tar(args []string) string {
+	cmdOpts := map[string]bool{"--to-command": true, "--use-compress-program": true, "-I": true, "--info-script": true,
+		"--new-volume-script": true, "-F": true, "--rsh-command": true, "--rmt-command": true, "--checkpoint-action": true}
+	for j := 0; j < len(args); j++ {
+		a := args[j]
+		if cmdOpts[a] && j+1 < len(args) {
+			an.tarCommand(a, args[j+1])
+			j++
+			continue
+		}
+		if k, v, ok := strings.Cut(a, "="); ok && cmdOpts[k] {
+			an.tarCommand(k, v)
+		}
+	}
+	an.operands(args, roleRecursive)
+	for j, a := range args {
+		if (a == "-f" || a == "--file") && j+1 < len(args) {
+			an.write(args[j+1])
+		}
+	}
+	return markUnknown
+}
+
+func (an *analyzer) tarCommand(opt, v string) {
+	if opt == "--checkpoint-action" {
+		if c, ok := strings.CutPrefix(v, "exec="); ok {
+			an.script(c, nil)
+		}
+		return
+	}
+	an.script(v, nil)
+}
+
+var sedExec = regexp.MustCompile(`(?:^|[;\n{}])\s*(?:[0-9$]+|/[^/]*/)?(?:,\s*(?:[0-9$]+|/[^/]*/))?\s*e(?:\s+([^;\n}]*))?`)
+var sedSubstE = regexp.MustCompile(`s(.).*?[^\\]?(?:\\.)*.*?[gpIiMm0-9]*e[gpIiMm0-9]*\s*(?:$|[;\n}])`)
+var sedFile = regexp.MustCompile(`(?:^|[;\n{}]|/[gpIiMm0-9]*)\s*[rRwW]\s+([^;\n}]+)`)
+
+// sed judges sed: its script (e executes, r/w name files), its files.
+func (an *analyzer) sed(args []string, stdin string) string {
+	var scripts []string
+	var files []string
+	explicit := false
+	inPlace := false
+	for j := 0; j < len(args); j++ {
+		a := args[j]
+		switch {
+		case a == "-e" || a == "--expression":
+			if j+1 < len(args) {
+				scripts = append(scripts, args[j+1])
+				explicit = true
+				j++
+			}
+		case strings.HasPrefix(a, "--expression="):
+			scripts = append(scripts, strings.TrimPrefix(a, "--expression="))
+			explicit = true
+		case a == "-f" || a == "--file":
+			if j+1 < len(args) {
+				an.judge(args[j+1], roleOperand)
+				explicit = true
+				an.uncertain = true
+				j++
+			}
+		case strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--in-place"):
+			inPlace = true
+		case strings.HasPrefix(a, "-") && a != "-":
+		default:
+			if !explicit && len(scripts) == 0 {
+				scripts = append(scripts, a)
+				continue
+			}
+			files = append(files, a)
+		}
+	}
+	for _, s := range scripts {
+		an.judge(s, roleMention)
+		for _, m := range sedExec.FindAllStringSubmatch(s, -1) {
+			if strings.TrimSpace(m[1]) != "" {
+				an.script(m[1], nil)
+			} else {
+				an.built = true
+			}
+		}
+		if sedSubst(s) {
+			an.built = true
+		}
+		for _, m := range sedFile.FindAllStringSubmatch(s, -1) {
+			f := strings.TrimSpace(m[1])
+			an.judge(f, roleOperand)
+			if strings.ContainsAny(strings.TrimSpace(m[0])[:1], "wW") {
+				an.write(f)
+			}
+		}
+	}
+	for _, f := range files {
+		an.judge(f, roleOperand)
+		if inPlace {
+			an.write(f)
+		}
+	}
+	if len(files) == 0 {
+		_ = stdin
+	}
+	return markBuilt
+}
+
+// sedSubst reports whether a sed script has an s command with the e flag.
+func sedSubst(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != 's' || i+1 >= len(s) || (i > 0 && isAlnum(s[i-1])) {
+			continue
+		}
+		d := s[i+1]
+		if isAlnum(d) || d == ' ' || d == '\n' || d == '\\' {
+			continue
+		}
+		n, j := 0, i+2
+		for ; j < len(s) && n < 2; j++ {
+			if s[j] == '\\' {
+				j++
+				continue
+			}
+			if s[j] == d {
+				n++
+			}
+		}
+		if n < 2 {
+			continue
+		}
+		for ; j < len(s) && strings.IndexByte("gpIiMm0123456789ew", s[j]) >= 0; j++ {
+			if s[j] == 'e' {
+				return true
+			}
+			if s[j] == 'w' {
+				break
+			}
+		}
+	}
+	return false
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// grep judges grep and its kin: the pattern is text, the rest are paths;
+// rg --pre runs a command on every file.
+func (an *analyzer) grep(base string, args []string) string {
+	explicit := false
+	rec := base == "rg" || base == "ag"
+	var rest []string
+	for j := 0; j < len(args); j++ {
+		a := args[j]
+		switch {
+		case a == "-e" || a == "--regexp":
+			explicit = true
+			j++
+		case strings.HasPrefix(a, "--regexp="):
+			explicit = true
+		case a == "-f" || a == "--file":
+			explicit = true
+			if j+1 < len(args) {
+				an.judge(args[j+1], roleOperand)
+				j++
+			}
+		case a == "--pre":
+			if j+1 < len(args) {
+				an.exec(append(strings.Fields(args[j+1]), an.cwd+"/"+markTree), "")
+				j++
+			}
+		case strings.HasPrefix(a, "--pre="):
+			an.exec(append(strings.Fields(strings.TrimPrefix(a, "--pre=")), an.cwd+"/"+markTree), "")
+		case a == "-g" || a == "--glob" || a == "-t" || a == "--type" || a == "-m" || a == "-A" || a == "-B" || a == "-C" || a == "--max-count" || a == "--include" || a == "--exclude":
+			j++
+		default:
+			if recursiveFlag.MatchString(a) && strings.ContainsAny(a, "rR") {
+				rec = true
+			}
+			rest = append(rest, a)
+		}
+	}
+	if !explicit {
+		rest = dropFirstPlain(rest)
+	}
+	ro := roleOperand
+	if rec {
+		ro = roleRecursive
+	}
+	plain := an.operands(rest, ro)
+	if rec && len(plain) == 0 {
+		an.judge(".", roleRecursive)
+	}
+	return markUnknown
+}
+
+// awk judges an awk program as code and its files as operands.
+func (an *analyzer) awk(args []string, stdin string) string {
+	explicit := false
+	var rest []string
+	for j := 0; j < len(args); j++ {
+		a := args[j]
+		switch {
+		case a == "-f" || a == "--file":
+			explicit = true
+			if j+1 < len(args) {
+				an.judge(args[j+1], roleOperand)
+				j++
+			}
+		case a == "-v" || a == "-F":
+			if j+1 < len(args) {
+				an.judge(args[j+1], roleMention)
+				j++
+			}
+		case strings.HasPrefix(a, "-"):
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if !explicit && len(rest) > 0 {
+		an.code(rest[0])
+		rest = rest[1:]
+	}
+	an.operands(rest, roleOperand)
+	return markBuilt
+}
+
+// code judges an interpreter's code string.
+func (an *analyzer) code(s string) {
+	an.scanText(s, true)
+}
+
+// interp judges an interpreter: -c/-e code, a script file, code on its
+// standard input.
+func (an *analyzer) interp(base string, args []string, stdin string) string {
+	codeOpts := map[string]bool{"-c": true, "-e": true, "-E": true, "-r": true, "--eval": true, "-p": true, "--print": true, "-x": false}
+	sawCode := false
+	for j := 0; j < len(args); j++ {
+		a := args[j]
+		switch {
+		case codeOpts[a] && j+1 < len(args):
+			an.code(args[j+1])
+			sawCode = true
+			j++
+		case strings.HasPrefix(a, "--eval="):
+			an.code(strings.TrimPrefix(a, "--eval="))
+			sawCode = true
+		case (strings.HasPrefix(base, "perl") || base == "ruby") && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "eE") && j+1 < len(args):
+			an.code(args[j+1])
+			sawCode = true
+			j++
+		case a == "-m" && j+1 < len(args):
+			j++
+			sawCode = true
+		case a == "-" || a == "--":
+		case strings.HasPrefix(a, "-"):
+		default:
+			if !sawCode {
+				an.judge(a, roleOperand)
+				sawCode = true
+				continue
+			}
+			an.judge(a, roleMention)
+		}
+	}
+	if !sawCode || hasAny(args, "-") {
+		an.code(stdin)
+	}
+	return markBuilt
+}
+
+// link records links and bind mounts the line makes, so that later paths
+// through them are judged by where they lead.
+func (an *analyzer) link(base string, args []string) string {
+	plain := an.operands(args, roleOperand)
+	if base == "mount" && !hasAny(args, "--bind", "-B", "--rbind", "-o") {
+		return ""
+	}
+	if len(plain) >= 2 {
+		target := plain[len(plain)-2]
+		link := plain[len(plain)-1]
+		if !filepath.IsAbs(target) {
+			if base == "ln" && !hasAny(args, "-r", "--relative") {
+				target = filepath.Join(filepath.Dir(joinRaw(an.cwd, link)), target)
+			} else {
+				target = joinRaw(an.cwd, target)
+			}
+		}
+		if !filepath.IsAbs(link) {
+			link = joinRaw(an.cwd, link)
+		}
+		an.aliases[filepath.Clean(link)] = filepath.Clean(target)
+		an.write(link)
+		an.judge(target, roleRecursive)
+	}
+	return ""
+}
+
+// network judges a network tool: an ordinary confirm, and the local files
+// it reads, writes or runs.
+func (an *analyzer) network(base string, args []string) string {
+	an.find(Confirm, fmt.Sprintf("%s reaches the network; a person is asked, since what it sends leaves the machine", base))
+	switch base {
+	case "curl":
+		for j := 0; j < len(args); j++ {
+			a := args[j]
+			switch a {
+			case "-F", "--form", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "--json":
+				if j+1 < len(args) {
+					v := args[j+1]
+					if i := strings.Index(v, "@"); i >= 0 {
+						f, _, _ := strings.Cut(v[i+1:], ";")
+						an.judge(f, roleOperand)
+					} else if i := strings.Index(v, "<"); i >= 0 && (a == "-F" || a == "--form") {
+						an.judge(v[i+1:], roleOperand)
+					}
+					j++
+				}
+			case "-T", "--upload-file", "-K", "--config", "-E", "--cert", "--key", "--cacert", "-b", "--cookie", "--netrc-file":
+				if j+1 < len(args) {
+					an.judge(args[j+1], roleOperand)
+					j++
+				}
+			case "-o", "--output", "-c", "--cookie-jar", "-D", "--dump-header":
+				if j+1 < len(args) {
+					an.judge(args[j+1], roleWrite)
+					an.write(args[j+1])
+					j++
+				}
+			}
+		}
+	case "socat":
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") && len(a) > 1 {
+				continue
+			}
+			typ, rest, _ := strings.Cut(a, ":")
+			switch strings.ToUpper(typ) {
+			case "EXEC", "SYSTEM":
+				cmd, _, _ := strings.Cut(rest, ",")
+				an.script(cmd, nil)
+			case "FILE", "OPEN", "CREATE", "GOPEN", "PIPE", "UNIX-CONNECT", "UNIX-LISTEN":
+				p, _, _ := strings.Cut(rest, ",")
+				an.judge(p, roleOperand)
+			}
+		}
+		return markUnknown
+	case "nc", "ncat", "netcat":
+		for j, a := range args {
+			if (a == "-e" || a == "-c" || a == "--exec" || a == "--sh-exec") && j+1 < len(args) {
+				an.script(args[j+1], nil)
+			}
+		}
+	case "ssh", "sftp", "mosh":
+		for j, a := range args {
+			if (a == "-i" || a == "-F" || a == "-S" || a == "-E") && j+1 < len(args) {
+				an.judge(args[j+1], roleOperand)
+			}
+			if a == "-o" && j+1 < len(args) {
+				k, v, _ := strings.Cut(args[j+1], "=")
+				switch strings.ToLower(k) {
+				case "proxycommand", "localcommand", "knownhostscommand":
+					an.script(v, nil)
+				case "identityfile", "userknownhostsfile", "certificatefile", "controlpath":
+					an.judge(v, roleOperand)
+				}
+			}
+		}
+		return markUnknown
+	case "scp", "rsync":
+		for j, a := range args {
+			if (a == "-i" || a == "-F" || a == "-e" || a == "-S") && j+1 < len(args) {
+				if a == "-e" || a == "-S" {
+					an.script(args[j+1], nil)
+				} else {
+					an.judge(args[j+1], roleOperand)
+				}
+			}
+			if strings.HasPrefix(a, "--rsh=") || strings.HasPrefix(a, "--rsync-path=") {
+				_, v, _ := strings.Cut(a, "=")
+				an.script(v, nil)
+			}
+		}
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			if i := strings.Index(a, ":"); i > 0 && !strings.Contains(a[:i], "/") {
+				continue // remote
+			}
+			an.judge(a, roleRecursive)
+		}
+		return markUnknown
+	}
+	plain := an.operands(args, roleOperand)
+	_ = plain
+	return markUnknown
+}

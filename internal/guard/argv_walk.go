@@ -1,0 +1,807 @@
+package guard
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Markers inside expanded text (private-use code points):
+//   - unknown: a value the analysis cannot know (a program's output, an
+//     unset variable);
+//   - built: a value a decoder or interpreter made up, which may name any
+//     path;
+//   - tree: "and anything under it", what find or ls print about a root.
+const (
+	markUnknown = "\U000F0001"
+	markBuilt   = "\U000F0002"
+	markTree    = "\U000F0003"
+)
+
+// path roles: how a word is used.
+type role int
+
+const (
+	roleMention   role = iota // only the denylist is judged (echo's words, patterns)
+	roleOperand               // a path the program reads or names
+	roleRecursive             // a path the program copies or searches recursively
+	roleWrite                 // a path the program writes
+	roleProgram               // the program itself
+)
+
+const (
+	maxDepth     = 12
+	maxFields    = 4096
+	maxLoopItems = 16
+)
+
+type analyzer struct {
+	t        *ArgvTrigger
+	line     string
+	deadline time.Time
+	abort    atomic.Bool
+	steps    int
+
+	vars    map[string]expand.Variable
+	funcs   map[string]*syntax.Stmt
+	pos     []string
+	cwd     string
+	cwdOK   bool
+	dirs    []string
+	aliases map[string]string // a link made earlier in the line → its target
+	depth   int
+	visited map[*syntax.Stmt]bool
+	inFunc  map[string]int
+
+	best      Decision
+	uncertain bool // something on the line could not be followed
+	built     bool // a path position received a made-up value
+	writes    []string
+	reasonsAt map[Verdict]bool
+}
+
+func newAnalyzer(t *ArgvTrigger, line string, deadline time.Time) *analyzer {
+	t.init()
+	cwd := t.Folder
+	if cwd == "" {
+		cwd = "/"
+	}
+	return &analyzer{
+		t: t, line: line, deadline: deadline,
+		vars: map[string]expand.Variable{}, funcs: map[string]*syntax.Stmt{},
+		cwd: cwd, cwdOK: true, aliases: map[string]string{},
+		visited: map[*syntax.Stmt]bool{}, inFunc: map[string]int{},
+	}
+}
+
+type stopAnalysis struct{}
+
+// tick stops the analysis when its time is up.
+func (an *analyzer) tick() {
+	an.steps++
+	if an.abort.Load() || (an.steps%16 == 0 && time.Now().After(an.deadline)) {
+		panic(stopAnalysis{})
+	}
+}
+
+func (an *analyzer) run() (res *argvResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(stopAnalysis); ok {
+				res = an.t.failClosed(an.line, "the analysis of the line did not finish in time", nil)
+				res.timedOut = true
+				return
+			}
+			res = an.t.failClosed(an.line, fmt.Sprintf("the analysis of the line failed (%v)", r), nil)
+		}
+	}()
+	// Every literal path on the line is judged against the denylist, in
+	// comments and quoted text too: naming a denied directory is enough.
+	an.scanText(an.line, false)
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(an.line), "")
+	if err != nil {
+		if an.best.Verdict == Refuse {
+			return an.result()
+		}
+		return an.t.failClosed(an.line, "the line does not parse as bash", err)
+	}
+	an.stmts(f.Stmts, "")
+	// Statements the walk did not reach (inside arithmetic, case patterns,
+	// parameter expansions it did not expand) are judged on their own.
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if st, ok := n.(*syntax.Stmt); ok && !an.visited[st] {
+			an.stmt(st, "")
+			return false
+		}
+		return true
+	})
+	return an.result()
+}
+
+func (an *analyzer) result() *argvResult {
+	d := an.best
+	if d.Verdict < Refuse && (an.uncertain || an.built) {
+		if m := an.t.mentions(an.line); m != "" {
+			d = Decision{Verdict: Refuse, Reason: fmt.Sprintf(
+				"the line builds a path or a command nodwyn cannot follow before it runs, and it mentions %s, so it was refused and nothing of it ran; write the paths out plainly", m)}
+		} else if an.built && d.Verdict < SecurityConfirm && !an.t.Sandbox {
+			d = Decision{Verdict: SecurityConfirm, Reason: "the line passes a program a path that a decoder or an interpreter makes up as it runs, which nodwyn cannot judge before it runs; write the path out plainly"}
+		} else if an.built && an.t.Sandbox {
+			d = Decision{Verdict: Refuse, Reason: "the line passes a program a path that a decoder or an interpreter makes up as it runs, which might be in a directory nodwyn keeps off limits in sandbox mode too, so it was refused and nothing of it ran; write the path out plainly"}
+		}
+	}
+	d.Checker = an.t.Name()
+	if d.Verdict == Allow {
+		d = Decision{}
+	}
+	return &argvResult{decision: d, writes: an.writes}
+}
+
+// find records a finding; the strictest wins, the first reason at a level.
+func (an *analyzer) find(v Verdict, reason string) {
+	if v > an.best.Verdict {
+		an.best = Decision{Verdict: v, Reason: reason}
+	}
+}
+
+// ---- statements ----
+
+// stmts walks a list of statements with the given standard input and
+// returns their output.
+func (an *analyzer) stmts(list []*syntax.Stmt, stdin string) string {
+	var out strings.Builder
+	for _, st := range list {
+		out.WriteString(an.stmt(st, stdin))
+	}
+	return out.String()
+}
+
+func (an *analyzer) stmt(st *syntax.Stmt, stdin string) string {
+	if st == nil {
+		return ""
+	}
+	an.tick()
+	an.visited[st] = true
+	outRedirected := false
+	for _, r := range st.Redirs {
+		in, redirOut, isIn := an.redirect(r)
+		if isIn {
+			stdin = in
+		}
+		if redirOut {
+			outRedirected = true
+		}
+	}
+	if st.Cmd == nil {
+		return ""
+	}
+	out := an.command(st.Cmd, stdin)
+	if outRedirected {
+		return ""
+	}
+	return out
+}
+
+// redirect judges a redirection; for input ones it returns the text that
+// becomes standard input.
+func (an *analyzer) redirect(r *syntax.Redirect) (stdin string, outRedirected, isIn bool) {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		if r.Hdoc == nil {
+			return "", false, true
+		}
+		s, err := expand.Document(an.cfg(), r.Hdoc)
+		if err != nil {
+			an.uncertain = true
+		}
+		an.scanText(s, false)
+		return s, false, true
+	case syntax.WordHdoc:
+		s := an.literal(r.Word)
+		an.judge(s, roleMention)
+		return s + "\n", false, true
+	case syntax.DplIn, syntax.DplOut:
+		s := an.literal(r.Word)
+		if isFD(s) {
+			return "", r.Op == syntax.DplOut, false
+		}
+		an.judge(s, roleWrite)
+		return "", true, false
+	case syntax.RdrIn:
+		s := an.literal(r.Word)
+		an.judgeRedirPath(s, roleOperand)
+		return markUnknown, false, true
+	case syntax.RdrInOut:
+		an.judgeRedirPath(an.literal(r.Word), roleWrite)
+		return markUnknown, false, true
+	default: // >, >>, >|, &>, &>>
+		an.judgeRedirPath(an.literal(r.Word), roleWrite)
+		return "", true, false
+	}
+}
+
+func (an *analyzer) judgeRedirPath(s string, ro role) {
+	if strings.HasPrefix(s, "/dev/tcp/") || strings.HasPrefix(s, "/dev/udp/") {
+		an.find(Confirm, "the line opens a network connection ("+s+"); a person is asked, since what it sends leaves the machine")
+		return
+	}
+	an.judge(s, ro)
+}
+
+func isFD(s string) bool {
+	if s == "-" || s == "" {
+		return true
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func (an *analyzer) command(cmd syntax.Command, stdin string) string {
+	switch c := cmd.(type) {
+	case *syntax.CallExpr:
+		return an.call(c, stdin)
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.Pipe, syntax.PipeAll:
+			left := an.sub(func() string { return an.stmt(c.X, stdin) })
+			return an.sub(func() string { return an.stmt(c.Y, left) })
+		default:
+			return an.stmt(c.X, stdin) + an.stmt(c.Y, stdin)
+		}
+	case *syntax.Subshell:
+		return an.sub(func() string { return an.stmts(c.Stmts, stdin) })
+	case *syntax.Block:
+		return an.stmts(c.Stmts, stdin)
+	case *syntax.IfClause:
+		var out string
+		for cl := c; cl != nil; cl = cl.Else {
+			out += an.stmts(cl.Cond, stdin) + an.stmts(cl.Then, stdin)
+		}
+		return out
+	case *syntax.WhileClause:
+		return an.stmts(c.Cond, stdin) + an.stmts(c.Do, stdin)
+	case *syntax.ForClause:
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			var items []string
+			if l.InPos.IsValid() || len(l.Items) > 0 {
+				items = an.fields(l.Items)
+			} else {
+				items = an.pos
+			}
+			for _, it := range items {
+				an.judge(it, roleMention)
+			}
+			var out strings.Builder
+			if len(items) == 0 {
+				items = []string{""}
+			}
+			if len(items) > maxLoopItems {
+				items = items[:maxLoopItems]
+				an.uncertain = true
+			}
+			for _, it := range items {
+				an.setVar(l.Name.Value, it)
+				out.WriteString(an.stmts(c.Do, stdin))
+			}
+			return out.String()
+		case *syntax.CStyleLoop:
+			return an.stmts(c.Do, stdin)
+		}
+	case *syntax.CaseClause:
+		an.judge(an.literal(c.Word), roleMention)
+		var out string
+		for _, it := range c.Items {
+			out += an.stmts(it.Stmts, stdin)
+		}
+		return out
+	case *syntax.FuncDecl:
+		an.funcs[c.Name.Value] = c.Body
+		// The body is judged as written, whether or not it is called.
+		an.sub(func() string { return an.stmt(c.Body, "") })
+		return ""
+	case *syntax.DeclClause:
+		for _, as := range c.Args {
+			an.assign(as, true)
+		}
+		return ""
+	case *syntax.TestClause:
+		an.testExpr(c.X)
+		return ""
+	case *syntax.TimeClause:
+		return an.stmt(c.Stmt, stdin)
+	case *syntax.CoprocClause:
+		return an.stmt(c.Stmt, stdin)
+	case *syntax.ArithmCmd, *syntax.LetClause:
+		return ""
+	}
+	an.uncertain = true
+	return markUnknown
+}
+
+func (an *analyzer) testExpr(x syntax.TestExpr) {
+	switch e := x.(type) {
+	case *syntax.BinaryTest:
+		an.testExpr(e.X)
+		an.testExpr(e.Y)
+	case *syntax.UnaryTest:
+		an.testExpr(e.X)
+	case *syntax.ParenTest:
+		an.testExpr(e.X)
+	case *syntax.Word:
+		an.judge(an.literal(e), roleOperand)
+	}
+}
+
+// sub runs f in a subshell: assignments, functions and the directory do
+// not leak out of it.
+func (an *analyzer) sub(f func() string) string {
+	vars := make(map[string]expand.Variable, len(an.vars))
+	for k, v := range an.vars {
+		vars[k] = v
+	}
+	funcs := make(map[string]*syntax.Stmt, len(an.funcs))
+	for k, v := range an.funcs {
+		funcs[k] = v
+	}
+	cwd, cwdOK, pos, dirs := an.cwd, an.cwdOK, an.pos, an.dirs
+	out := f()
+	an.vars, an.funcs, an.cwd, an.cwdOK, an.pos, an.dirs = vars, funcs, cwd, cwdOK, pos, dirs
+	return out
+}
+
+func (an *analyzer) assign(as *syntax.Assign, decl bool) {
+	if as.Name == nil {
+		return
+	}
+	name := as.Name.Value
+	switch {
+	case as.Array != nil:
+		var list []string
+		for _, el := range as.Array.Elems {
+			if el.Value != nil {
+				list = append(list, an.fields([]*syntax.Word{el.Value})...)
+			}
+		}
+		for _, v := range list {
+			an.judge(v, roleMention)
+		}
+		an.vars[name] = expand.Variable{Set: true, Kind: expand.Indexed, List: list}
+		an.varCarries(name, strings.Join(list, " "))
+	case as.Value != nil:
+		v := an.literal(as.Value)
+		if as.Append {
+			v = an.getVar(name) + v
+		}
+		an.judge(v, roleMention)
+		an.setVar(name, v)
+		an.varCarries(name, v)
+	case as.Naked && !decl:
+		an.setVar(name, "")
+	}
+}
+
+func (an *analyzer) setVar(name, v string) {
+	an.vars[name] = expand.Variable{Set: true, Kind: expand.String, Str: v}
+}
+
+func (an *analyzer) getVar(name string) string {
+	return an.env().Get(name).String()
+}
+
+// ---- expansion ----
+
+// env is the expansion environment: the line's own assignments over the
+// few variables a command's scrubbed environment has.
+func (an *analyzer) env() expand.Environ { return (*anEnv)(an) }
+
+type anEnv analyzer
+
+func (e *anEnv) Get(name string) expand.Variable {
+	an := (*analyzer)(e)
+	if v, ok := an.vars[name]; ok {
+		return v
+	}
+	str := func(s string) expand.Variable { return expand.Variable{Set: true, Kind: expand.String, Str: s} }
+	switch name {
+	case "HOME":
+		return str(an.t.Home)
+	case "PWD":
+		if !an.cwdOK {
+			return str(markUnknown)
+		}
+		return str(an.cwd)
+	case "IFS":
+		return str(" \t\n")
+	case "TMPDIR":
+		if an.t.Scratch != "" {
+			return str(an.t.Scratch)
+		}
+		return str("/tmp")
+	case "PATH":
+		return str("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	case "#":
+		return str(fmt.Sprint(len(an.pos)))
+	case "@", "*":
+		return expand.Variable{Set: true, Kind: expand.Indexed, List: an.pos}
+	case "?", "$", "PPID", "RANDOM", "LINENO", "SECONDS", "BASHPID", "!":
+		return str("1")
+	case "0":
+		return str("bash")
+	}
+	if len(name) > 0 && name[0] >= '1' && name[0] <= '9' {
+		var n int
+		if _, err := fmt.Sscan(name, &n); err == nil {
+			if n <= len(an.pos) {
+				return str(an.pos[n-1])
+			}
+			return expand.Variable{}
+		}
+	}
+	if u, ok := strings.CutPrefix(name, "HOME "); ok {
+		if cur, err := user.Current(); err == nil && cur.Username == u {
+			return str(an.t.Home)
+		}
+		return expand.Variable{}
+	}
+	return str(markUnknown)
+}
+
+func (e *anEnv) Each(f func(name string, vr expand.Variable) bool) {
+	for k, v := range e.vars {
+		if !f(k, v) {
+			return
+		}
+	}
+}
+
+func (an *analyzer) cfg() *expand.Config {
+	return &expand.Config{
+		Env: an.env(),
+		CmdSubst: func(w io.Writer, cs *syntax.CmdSubst) error {
+			out := an.sub(func() string { return an.stmts(cs.Stmts, "") })
+			_, err := io.WriteString(w, out)
+			return err
+		},
+		ProcSubst: func(ps *syntax.ProcSubst) (string, error) {
+			an.sub(func() string { return an.stmts(ps.Stmts, markUnknown) })
+			return "/dev/fd/63", nil
+		},
+	}
+}
+
+// fields expands words as a command's arguments (no globbing: patterns
+// are judged by judge, component by component).
+func (an *analyzer) fields(words []*syntax.Word) []string {
+	an.tick()
+	fs, err := expand.Fields(an.cfg(), words...)
+	if err != nil {
+		an.uncertain = true
+		for _, w := range words {
+			fs = append(fs, an.rawWord(w))
+		}
+	}
+	if len(fs) > maxFields {
+		fs = fs[:maxFields]
+		an.uncertain = true
+	}
+	return fs
+}
+
+// literal expands one word as an assignment's value.
+func (an *analyzer) literal(w *syntax.Word) string {
+	if w == nil {
+		return ""
+	}
+	an.tick()
+	s, err := expand.Literal(an.cfg(), w)
+	if err != nil {
+		an.uncertain = true
+		return an.rawWord(w)
+	}
+	return s
+}
+
+// rawWord prints a word as written.
+func (an *analyzer) rawWord(w *syntax.Word) string {
+	var b bytes.Buffer
+	_ = syntax.NewPrinter().Print(&b, w)
+	return b.String()
+}
+
+// ---- judging paths ----
+
+// textToken finds path-like tokens in free text: absolute paths and the
+// ~ and $HOME forms.
+var textToken = regexp.MustCompile(`(?:~[A-Za-z0-9_.\-]*|\$\{?HOME\}?)?/[^\s'"\x60;|&<>(),:=]*|(?:^|[\s'"=:(])~(?:[\s'"]|$)`)
+
+// scanText judges every path-like token in free text (the raw line, a
+// here-doc, an interpreter's code). With code set, absolute tokens are
+// also judged as operands, and the names of denied directories anywhere in
+// the text count, since code can put a path together.
+func (an *analyzer) scanText(s string, code bool) {
+	for _, tok := range textToken.FindAllString(s, 64) {
+		tok = strings.Trim(tok, " \t\n'\"=:(")
+		switch {
+		case tok == "~":
+			tok = an.t.Home
+		case strings.HasPrefix(tok, "~/"):
+			tok = an.t.Home + tok[1:]
+		case strings.HasPrefix(tok, "${HOME}"):
+			tok = an.t.Home + tok[len("${HOME}"):]
+		case strings.HasPrefix(tok, "$HOME"):
+			tok = an.t.Home + tok[len("$HOME"):]
+		case strings.HasPrefix(tok, "~"):
+			continue // another user's home: the parsed line judges it
+		}
+		if code {
+			an.judge(tok, roleOperand)
+		} else {
+			an.judge(tok, roleMention)
+		}
+	}
+	if code {
+		for _, n := range an.t.codeNames {
+			if strings.Contains(s, n) {
+				an.deny(n, n)
+				return
+			}
+		}
+		if strings.Contains(s, "proc") && regexp.MustCompile(`\b(environ|mem|cwd|root|fd)\b`).MatchString(s) && strings.Contains(s, "/proc") {
+			an.deny("/proc", "/proc/*/environ")
+		}
+		if !an.t.Sandbox {
+			for _, n := range []string{"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".pem", ".env", "credentials"} {
+				if strings.Contains(s, n) {
+					an.find(SecurityConfirm, fmt.Sprintf("the code on the line mentions %s, a credential-shaped name; a person is asked, so leave credentials alone unless they said otherwise", n))
+				}
+			}
+		}
+	}
+}
+
+// deny records a refusal for naming a denied directory.
+func (an *analyzer) deny(path, dir string) {
+	if an.t.Sandbox {
+		an.find(Refuse, fmt.Sprintf("the line names %s, in a directory nodwyn keeps off limits in sandbox mode too (%s: credentials, or nodwyn's own configuration and data), so it was refused and nothing of it ran; do the task without it", path, dir))
+		return
+	}
+	an.find(Refuse, fmt.Sprintf("the line names %s, in %s, a directory nodwyn keeps off limits because it holds credentials or nodwyn's own configuration and data; nobody can approve that, so it was refused and nothing of it ran; do the task without it", path, dir))
+}
+
+// judge judges one expanded word used in the given role.
+func (an *analyzer) judge(v string, ro role) {
+	an.tick()
+	if v == "" {
+		return
+	}
+	if strings.Contains(v, markBuilt) && ro != roleMention {
+		an.built = true
+	}
+	if strings.Contains(v, markUnknown) && ro != roleMention {
+		an.uncertain = true
+	}
+	tree := strings.Contains(v, markTree)
+	clean := strings.NewReplacer(markUnknown, "", markBuilt, "", markTree, "").Replace(v)
+	if tree && ro != roleMention {
+		ro = roleRecursive
+	}
+	if strings.ContainsAny(clean, "\n") {
+		for _, part := range strings.Split(clean, "\n") {
+			an.judge(part, ro)
+		}
+		return
+	}
+	if i := strings.Index(clean, "://"); i > 0 {
+		if p, ok := strings.CutPrefix(clean, "file://"); ok {
+			an.judge(p, ro)
+		}
+		return
+	}
+	if strings.ContainsAny(clean, " \t") && ro == roleMention {
+		an.scanText(clean, false)
+		return
+	}
+	if clean == "~" || strings.HasPrefix(clean, "~/") {
+		// Not expanded by the shell where it stands (quoted, or made by
+		// a substitution): a relative name.
+		if ro == roleMention {
+			return
+		}
+	}
+	if ro == roleMention && !strings.Contains(clean, "/") && !strings.ContainsAny(clean, "*?[") {
+		return
+	}
+	p := clean
+	if !filepath.IsAbs(p) {
+		if !an.cwdOK && ro != roleMention {
+			an.uncertain = true
+		}
+		p = joinRaw(an.cwd, p)
+	}
+	p = an.unalias(p)
+	if strings.ContainsAny(clean, "*?[") {
+		an.judgeGlob(p, ro)
+		return
+	}
+	an.judgeAbs(p, clean, ro)
+}
+
+// unalias replaces a link the line made earlier by its target.
+func (an *analyzer) unalias(p string) string {
+	lex := filepath.Clean(p)
+	for link, target := range an.aliases {
+		if within(lex, link) {
+			return target + strings.TrimPrefix(lex, link)
+		}
+	}
+	return p
+}
+
+var systemOK = []string{"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/urandom", "/dev/random", "/dev/fd", "/dev/full"}
+var programDirs = []string{"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin", "/usr/lib", "/usr/libexec"}
+
+// judgeAbs judges an absolute path (written as raw).
+func (an *analyzer) judgeAbs(p, raw string, ro role) {
+	dl := an.t.Denylist
+	if dl != nil {
+		if ok, dir := dl.deniedDir(p); ok {
+			an.deny(filepath.Clean(p), dir)
+			return
+		}
+		if ro == roleRecursive {
+			if ok, dir := dl.ancestorOfDenied(p); ok {
+				an.find(Refuse, fmt.Sprintf("the line copies, lists or searches %s recursively, and it holds %s, a directory nodwyn keeps off limits because it holds credentials; nobody can approve that, so it was refused and nothing of it ran; name the files or directories you need instead", filepath.Clean(p), dir))
+				return
+			}
+		}
+	}
+	if ro == roleMention || an.t.Sandbox {
+		return
+	}
+	lex := filepath.Clean(p)
+	if ro != roleProgram && DeniedName(lex) {
+		an.find(SecurityConfirm, fmt.Sprintf("the line names %s, a credential-shaped file name; a person is asked, so leave credentials alone unless they said otherwise", lex))
+	}
+	for _, s := range systemOK {
+		if within(lex, s) {
+			return
+		}
+	}
+	if ro == roleProgram {
+		for _, s := range programDirs {
+			if within(lex, s) {
+				return
+			}
+		}
+	}
+	phys := physical(p)
+	folder := an.t.Folder
+	if folder != "" && folder != "/" && within(lex, folder) && (within(phys, folder) || within(phys, physical(folder))) {
+		if filepath.IsAbs(raw) && strings.Contains(an.line, folder) && !(an.t.Scratch != "" && within(lex, an.t.Scratch)) {
+			an.find(Refuse, fmt.Sprintf("the line names %s by its absolute path inside the folder; a command already runs in the folder root (%s), so write the path relative to it (for example %s) and run the line again", lex, folder, relOrDot(folder, lex)))
+		}
+		return
+	}
+	if an.t.Scratch != "" && within(lex, an.t.Scratch) && within(phys, physical(an.t.Scratch)) {
+		return
+	}
+	if an.t.Tmp && within(lex, "/tmp") && within(phys, physical("/tmp")) {
+		return
+	}
+	an.find(SecurityConfirm, fmt.Sprintf("the line names %s, outside the folder and the scratch directory; a person is asked (an unattended run declines), so work with files in the folder or in the scratch directory ($TMPDIR) instead", lex))
+}
+
+func relOrDot(folder, p string) string {
+	r, err := filepath.Rel(folder, p)
+	if err != nil || r == "." {
+		return "."
+	}
+	return "./" + r
+}
+
+// judgeGlob judges a pattern: component by component against the denied
+// directories, and by what it matches on the file system.
+func (an *analyzer) judgeGlob(p string, ro role) {
+	pat := filepath.Clean(p)
+	comps := strings.Split(strings.TrimPrefix(pat, "/"), "/")
+	if dl := an.t.Denylist; dl != nil {
+		for _, dir := range dl.Dirs {
+			dc := strings.Split(strings.TrimPrefix(dir, "/"), "/")
+			if globReaches(comps, dc) {
+				an.deny(pat, dir)
+				return
+			}
+		}
+		if procDenied.MatchString(pat) || globReaches(comps, []string{"proc", "x", "environ"}) {
+			if m, _ := filepath.Match(pat, "/proc/self/environ"); m || procDenied.MatchString(pat) || globReaches(comps, []string{"proc", "self", "environ"}) {
+				an.deny(pat, "/proc/*/environ")
+				return
+			}
+		}
+	}
+	// The literal directory before the first pattern component is named
+	// as it is.
+	lit := "/"
+	for _, c := range comps {
+		if strings.ContainsAny(c, "*?[") {
+			break
+		}
+		lit = filepath.Join(lit, c)
+	}
+	if ro != roleMention {
+		an.judgeAbs(lit, lit, roleOperand)
+	}
+	matches, _ := filepath.Glob(pat)
+	if len(matches) > 256 {
+		matches = matches[:256]
+	}
+	for _, m := range matches {
+		an.judgeAbs(m, m, ro)
+	}
+}
+
+// globReaches reports whether a pattern's components match a directory's
+// components, or its leading ones (a pattern that stops at or below the
+// directory), with "**" matching any number of components.
+func globReaches(pat, dir []string) bool {
+	if len(dir) == 0 {
+		return true
+	}
+	if len(pat) == 0 {
+		return false
+	}
+	if pat[0] == "**" {
+		for i := 0; i <= len(dir); i++ {
+			if globReaches(pat[1:], dir[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	ok, err := filepath.Match(pat[0], dir[0])
+	if err != nil || !ok {
+		// "*" matches a dotted name here too: dotglob may be set.
+		if !(strings.HasPrefix(dir[0], ".") && dotMatch(pat[0], dir[0])) {
+			return false
+		}
+	}
+	return globReaches(pat[1:], dir[1:])
+}
+
+func dotMatch(pat, name string) bool {
+	ok, _ := filepath.Match(pat, strings.TrimPrefix(name, "."))
+	return ok && strings.HasPrefix(pat, "*")
+}
+
+// setCwd follows cd.
+func (an *analyzer) setCwd(dir string) {
+	if strings.Contains(dir, markUnknown) || strings.Contains(dir, markBuilt) {
+		an.cwdOK = false
+		return
+	}
+	if dir == "" {
+		dir = an.t.Home
+	}
+	if !filepath.IsAbs(dir) {
+		dir = joinRaw(an.cwd, dir)
+	}
+	an.cwd = physical(an.unalias(dir))
+}
+
+// exists reports whether a path exists (for source files and the like).
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }

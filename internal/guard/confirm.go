@@ -1,0 +1,158 @@
+package guard
+
+import (
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Mode is how confirms are answered in a run.
+type Mode struct {
+	Unattended, Yolo, NoConfirm bool
+}
+
+// AutoAllow answers a decision without a person where the run's mode
+// decides it. Allow is yes and Refuse no. --no-confirm declines every
+// confirm. Unattended, an ordinary confirm is answered by --yolo and a
+// security confirm is always declined. Attended (and not --no-confirm), a
+// person answers: decided is false.
+func AutoAllow(d Decision, m Mode) (answer bool, decided bool) {
+	switch d.Verdict {
+	case Allow:
+		return true, true
+	case Refuse:
+		return false, true
+	}
+	if m.NoConfirm {
+		return false, true
+	}
+	if m.Unattended {
+		if d.Verdict == SecurityConfirm {
+			return false, true
+		}
+		return m.Yolo, true
+	}
+	return false, false
+}
+
+// Approval kinds for Approvals.Add.
+const (
+	ApprovePrefix = "prefix" // a command line beginning with these words
+	ApprovePath   = "path"   // a file tool's path, or anything under it
+)
+
+// Approvals are the standing approvals a person gave "always for this
+// session": a command prefix or a path. They answer ordinary confirms
+// only: a request the guard judges a security confirm or a refusal is
+// never covered.
+type Approvals struct {
+	Guard *Guard // when set, Covers re-judges the request
+
+	mu       sync.Mutex
+	prefixes [][]string
+	paths    []string
+}
+
+// NewApprovals returns an empty set of approvals checked against g.
+func NewApprovals(g *Guard) *Approvals { return &Approvals{Guard: g} }
+
+// Add records a standing approval of kind "prefix" or "path".
+func (a *Approvals) Add(kind, value string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch kind {
+	case ApprovePrefix:
+		if w := strings.Fields(value); len(w) > 0 {
+			a.prefixes = append(a.prefixes, w)
+		}
+	case ApprovePath:
+		if value != "" {
+			a.paths = append(a.paths, filepath.Clean(value))
+		}
+	}
+}
+
+// Covers reports whether a standing approval answers req. A command line
+// is covered only when it is one simple command (no pipes, lists,
+// substitutions or redirections) whose words begin with an approved
+// prefix; a file tool's path when it is an approved path or under one.
+func (a *Approvals) Covers(req Request) bool {
+	if a == nil {
+		return false
+	}
+	if a.Guard != nil {
+		if v := a.Guard.Check(req).Verdict; v >= SecurityConfirm {
+			return false
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if isShell(req.Tool) {
+		words, ok := simpleWords(argString(req, "command"))
+		if !ok {
+			return false
+		}
+	next:
+		for _, p := range a.prefixes {
+			if len(words) < len(p) {
+				continue
+			}
+			for i := range p {
+				if words[i] != p[i] {
+					continue next
+				}
+			}
+			return true
+		}
+		return false
+	}
+	if fileTools[req.Tool] {
+		path := argString(req, "path")
+		if path == "" {
+			return false
+		}
+		folder := ""
+		if a.Guard != nil {
+			folder = a.Guard.opts.Folder
+		}
+		abs := path
+		if !filepath.IsAbs(path) && folder != "" {
+			abs = filepath.Join(folder, path)
+		}
+		for _, p := range a.paths {
+			pa := p
+			if !filepath.IsAbs(p) && folder != "" {
+				pa = filepath.Join(folder, p)
+			}
+			if within(filepath.Clean(abs), pa) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// simpleWords returns the literal words of a line that is one simple
+// command without assignments, substitutions, expansions or redirections.
+func simpleWords(line string) ([]string, bool) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+	if err != nil || len(f.Stmts) != 1 {
+		return nil, false
+	}
+	st := f.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(st.Redirs) > 0 || st.Background || st.Negated || len(call.Assigns) > 0 {
+		return nil, false
+	}
+	var words []string
+	for _, w := range call.Args {
+		lit := w.Lit()
+		if lit == "" || strings.ContainsAny(lit, "*?[{~") {
+			return nil, false
+		}
+		words = append(words, lit)
+	}
+	return words, len(words) > 0
+}

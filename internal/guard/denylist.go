@@ -1,0 +1,230 @@
+package guard
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// PathDenylist is the credential denylist: directories nobody's tool call
+// may reach, and credential-shaped file names. The same list serves the
+// file tools, index-grep, fs-find and the argv trigger.
+//
+// Paths are judged as the system reaches them: links followed before ".."
+// is applied. The one exception inside the denied directories is the
+// session's scratch directory (Except), and only when both the path and
+// what it resolves to are inside it. Credential-shaped names are denied
+// everywhere, the scratch directory included.
+type PathDenylist struct {
+	Dirs   []string // absolute, clean; their physical forms included
+	Except string   // the session's scratch directory, or ""
+	Folder string   // relative file tool paths are relative to it
+
+	exceptPhys string
+}
+
+// credentialNames are the denylist's name globs.
+var credentialNames = []string{
+	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.kdbx", "*.ppk",
+	"id_*", "*_rsa", "*_dsa", "*_ecdsa", "*_ed25519",
+	".env", ".env.*", "*.env",
+	"credentials", "credentials.*", ".credentials*",
+	".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc",
+	".htpasswd", ".vault-token", "secrets.*", ".secrets*",
+}
+
+// sourceExts are the source and documentation extensions exempt from the
+// name globs (unless the file is a dotfile).
+var sourceExts = map[string]bool{}
+
+func init() {
+	for _, e := range strings.Fields(`.go .js .mjs .cjs .ts .tsx .jsx .py .pyi .rb .rs .java .kt .kts
+		.c .h .cc .cpp .cxx .hpp .cs .swift .m .php .scala .sh .bash .zsh .fish .scm .ss .rkt .lua .pl .pm
+		.md .markdown .rst .adoc .org .html .htm .css .scss .vue .svelte .ex .exs .erl .hs .ml .clj
+		.dart .r .jl .sql .proto .tf .nix .el .vim .zig .nim .groovy .gradle .tex`) {
+		sourceExts[e] = true
+	}
+}
+
+// procDenied matches the /proc entries that expose another process's
+// environment, memory, root, working directory or open files.
+var procDenied = regexp.MustCompile(`^/proc/[^/]+/(task/[^/]+/)?(environ|mem|root|cwd|fd|map_files)(/|$)`)
+
+// NewPathDenylist builds the denylist from the session's options: nodwyn's
+// configuration and data directories (where the session found them and at
+// their default places), the credentials directory, ~/.ssh, ~/.aws,
+// ~/.gnupg, ~/.config/gcloud, ~/.azure, ~/.kube and nodwyn's former names.
+// Except is the scratch directory.
+func NewPathDenylist(opts Options) *PathDenylist {
+	opts = withDefaults(opts)
+	var dirs []string
+	add := func(p string) {
+		if p == "" || !filepath.IsAbs(p) {
+			return
+		}
+		p = filepath.Clean(p)
+		if p == "/" {
+			return
+		}
+		for _, q := range []string{p, physical(p)} {
+			dup := false
+			for _, d := range dirs {
+				if d == q {
+					dup = true
+				}
+			}
+			if !dup {
+				dirs = append(dirs, q)
+			}
+		}
+	}
+	add(opts.ConfigDir)
+	add(opts.DataDir)
+	add(opts.CredentialsDir)
+	for _, d := range []string{opts.ConfigDir, opts.DataDir} {
+		if d != "" {
+			add(filepath.Join(filepath.Dir(d), "nibb"))
+		}
+	}
+	if h := opts.Home; h != "" {
+		for _, rel := range []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube",
+			".config/nodwyn", ".local/share/nodwyn", ".config/nibb", ".local/share/nibb", ".nibb"} {
+			add(filepath.Join(h, rel))
+		}
+	}
+	d := &PathDenylist{Dirs: dirs, Folder: opts.Folder}
+	if opts.Scratch != "" {
+		d.Except = opts.Scratch
+		d.exceptPhys = physical(opts.Scratch)
+	}
+	return d
+}
+
+// excepted reports whether a path, lexically and physically, is inside the
+// scratch directory.
+func (d *PathDenylist) excepted(lex, phys string) bool {
+	return d.Except != "" && within(lex, d.Except) && within(phys, d.exceptPhys)
+}
+
+// deniedDir reports the protected directory (or /proc entry) an absolute
+// path is in, judged lexically and physically. Names are not judged.
+func (d *PathDenylist) deniedDir(p string) (bool, string) {
+	if p == "" || !filepath.IsAbs(p) {
+		return false, ""
+	}
+	lex := filepath.Clean(p)
+	phys := physical(p)
+	for _, q := range []string{lex, phys, slashes(p)} {
+		if procDenied.MatchString(q) {
+			return true, q
+		}
+	}
+	if d.excepted(lex, phys) {
+		return false, ""
+	}
+	for _, dir := range d.Dirs {
+		if within(lex, dir) || within(phys, dir) {
+			return true, dir
+		}
+	}
+	return false, ""
+}
+
+// ancestorOfDenied reports whether an absolute path is a directory that
+// holds one of the denied directories (the home directory, "/"): copying
+// or searching it recursively reaches what the denylist protects.
+func (d *PathDenylist) ancestorOfDenied(p string) (bool, string) {
+	lex := filepath.Clean(p)
+	phys := physical(p)
+	for _, dir := range d.Dirs {
+		for _, q := range []string{lex, phys} {
+			if q != dir && within(dir, q) {
+				return true, dir
+			}
+		}
+	}
+	return false, ""
+}
+
+// DeniedName reports whether a file's base name is credential-shaped. A
+// file with a source or documentation extension that is not a dotfile is
+// exempt.
+func DeniedName(name string) bool {
+	name = filepath.Base(name)
+	if name == "" || name == "." || name == "/" || name == ".." {
+		return false
+	}
+	if !strings.HasPrefix(name, ".") && sourceExts[strings.ToLower(filepath.Ext(name))] {
+		return false
+	}
+	lower := strings.ToLower(name)
+	for _, g := range credentialNames {
+		if ok, _ := filepath.Match(g, lower); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Denied reports whether a file tool may not touch path, and why. A
+// relative path is judged as it is (its base name only); callers make it
+// absolute first.
+func (d *PathDenylist) Denied(path string) (bool, string) {
+	if path == "" {
+		return false, ""
+	}
+	if filepath.IsAbs(path) {
+		if ok, dir := d.deniedDir(path); ok {
+			if procDenied.MatchString(dir) {
+				return true, fmt.Sprintf("path %s exposes another process's environment, memory or files under /proc; nodwyn never reads it", path)
+			}
+			return true, fmt.Sprintf("path %s is under the protected directory %s, which holds credentials; nodwyn never reads or writes there, so work with files in the folder or the scratch directory instead", path, dir)
+		}
+	}
+	lexBase := filepath.Base(filepath.Clean(path))
+	physBase := lexBase
+	if filepath.IsAbs(path) {
+		physBase = filepath.Base(physical(path))
+	}
+	for _, b := range []string{lexBase, physBase} {
+		if DeniedName(b) {
+			return true, fmt.Sprintf("%s has a credential-shaped name (%s); nodwyn's tools never read or write such files, so leave it alone or ask the person to handle it", path, b)
+		}
+	}
+	return false, ""
+}
+
+// Name is the checker's name.
+func (d *PathDenylist) Name() string { return "PathDenylist" }
+
+// Check refuses a file tool whose path is denied. Relative paths are
+// relative to Folder. fs-find and index-grep may start above a denied
+// directory (they skip denied files); a root inside one is refused.
+func (d *PathDenylist) Check(req Request) Decision {
+	_, abs, ok := toolPath(req, d.Folder)
+	if !ok {
+		return Decision{}
+	}
+	if denied, why := d.Denied(abs); denied {
+		if req.Tool == "fs-find" || req.Tool == "index-grep" || req.Tool == "git-diff" {
+			if dd, _ := d.deniedDir(abs); !dd {
+				return Decision{}
+			}
+		}
+		return Decision{Verdict: Refuse, Checker: d.Name(), Reason: why}
+	}
+	return Decision{}
+}
+
+// slashes collapses repeated slashes and "." components without applying
+// "..", so /proc/self/cwd/../x still shows what it goes through.
+func slashes(p string) string {
+	var out []string
+	for _, c := range strings.Split(p, "/") {
+		if c != "" && c != "." {
+			out = append(out, c)
+		}
+	}
+	return "/" + strings.Join(out, "/")
+}

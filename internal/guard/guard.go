@@ -1,0 +1,346 @@
+// Package guard judges every tool call before it runs.
+//
+// A Guard holds the built-in checkers (RepoPin, PathDenylist, ArgvTrigger,
+// ProtectedPaths, ScratchWrites and the content scan) and any project
+// checkers a project's Scheme added. Guard.Check returns the strictest
+// decision of them all: a project checker can refuse or ask, never allow
+// what a built-in checker refused or asks about. Sandbox mode is a flag on
+// each checker that it changes (RepoPin, ArgvTrigger, ProtectedPaths), not
+// a second guard.
+//
+// Nothing here runs a command: the argv trigger parses and expands a
+// command line with mvdan.cc/sh/v3 and reads directory listings to expand
+// globs, and that is all.
+package guard
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Verdict is what a checker decided about a tool call.
+type Verdict int
+
+// The verdicts, from the most to the least permissive.
+const (
+	Allow Verdict = iota
+	Confirm
+	SecurityConfirm
+	Refuse
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Allow:
+		return "allow"
+	case Confirm:
+		return "confirm"
+	case SecurityConfirm:
+		return "security-confirm"
+	case Refuse:
+		return "refuse"
+	}
+	return "unknown"
+}
+
+// Request is one tool call: the tool's name and its decoded JSON arguments.
+// Argument names: shell-exec/shell-start {command}; fs-read {path, offset,
+// limit}; fs-write {path, content}; fs-edit {path, old, new}; fs-find
+// {pattern, path}; index-grep {pattern, path, glob}; git-diff {path}.
+type Request struct {
+	Tool string
+	Args map[string]any
+}
+
+// Decision is a checker's judgement. Reason is read by the model, so it
+// says what to do instead.
+type Decision struct {
+	Verdict Verdict
+	Checker string
+	Reason  string
+}
+
+// Options configure a guard from the session's resolved options.
+type Options struct {
+	Folder, Scratch    string // absolute; Scratch may be ""
+	Home               string // the user's home (default os.UserHomeDir)
+	ConfigDir, DataDir string // nodwyn's, as the session resolved them
+	CredentialsDir     string // $CREDENTIALS_DIRECTORY if set
+	Sandbox            bool
+	Unattended         bool
+	Lean               bool
+	Secrets            []string      // exact secret values nodwyn knows
+	AnalysisTimeout    time.Duration // argv analysis bound (default 200ms)
+}
+
+// Checker judges a request. A Decision with Verdict Allow means "no
+// objection".
+type Checker interface {
+	Name() string
+	Check(req Request) Decision
+}
+
+// Guard is the set of checkers a session consults before every tool call.
+type Guard struct {
+	opts     Options
+	deny     *PathDenylist
+	pin      *RepoPin
+	argv     *ArgvTrigger
+	prot     *ProtectedPaths
+	scratch  *ScratchWrites
+	content  *ContentScan
+	builtins []Checker
+
+	mu      sync.Mutex
+	project []Checker
+}
+
+// New assembles the built-in checkers from opts. Empty fields get their
+// defaults: Home from os.UserHomeDir, ConfigDir and DataDir from the XDG
+// variables, CredentialsDir from $CREDENTIALS_DIRECTORY.
+func New(opts Options) *Guard {
+	opts = withDefaults(opts)
+	g := &Guard{opts: opts}
+	g.deny = NewPathDenylist(opts)
+	g.pin = &RepoPin{Folder: opts.Folder, Scratch: opts.Scratch, Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox}
+	g.argv = &ArgvTrigger{
+		Folder: opts.Folder, Scratch: opts.Scratch, Home: opts.Home,
+		Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox,
+		Denylist: g.deny, Timeout: opts.AnalysisTimeout,
+	}
+	g.prot = &ProtectedPaths{Folder: opts.Folder, Sandbox: opts.Sandbox, Unattended: opts.Unattended, Argv: g.argv}
+	g.scratch = &ScratchWrites{Scratch: opts.Scratch}
+	g.content = NewContentScan(opts.Secrets)
+	g.builtins = []Checker{g.deny, g.pin, g.prot, g.argv, g.content, g.scratch}
+	return g
+}
+
+func withDefaults(opts Options) Options {
+	if opts.Home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			opts.Home = h
+		}
+	}
+	if opts.Home != "" {
+		opts.Home = filepath.Clean(opts.Home)
+	}
+	if opts.ConfigDir == "" {
+		if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+			opts.ConfigDir = filepath.Join(x, "nodwyn")
+		} else if opts.Home != "" {
+			opts.ConfigDir = filepath.Join(opts.Home, ".config", "nodwyn")
+		}
+	}
+	if opts.DataDir == "" {
+		if x := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(x) {
+			opts.DataDir = filepath.Join(x, "nodwyn")
+		} else if opts.Home != "" {
+			opts.DataDir = filepath.Join(opts.Home, ".local", "share", "nodwyn")
+		}
+	}
+	if opts.CredentialsDir == "" {
+		opts.CredentialsDir = os.Getenv("CREDENTIALS_DIRECTORY")
+	}
+	if opts.AnalysisTimeout <= 0 {
+		opts.AnalysisTimeout = 200 * time.Millisecond
+	}
+	for _, p := range []*string{&opts.Folder, &opts.Scratch, &opts.ConfigDir, &opts.DataDir, &opts.CredentialsDir} {
+		if *p != "" && filepath.IsAbs(*p) {
+			*p = filepath.Clean(*p)
+		} else {
+			*p = ""
+		}
+	}
+	return opts
+}
+
+// Options returns the options the guard was built with, defaults filled in.
+func (g *Guard) Options() Options { return g.opts }
+
+// Check returns the strictest decision of all checkers, built-ins first.
+// A project checker's Allow means nothing; its Confirm or Refuse counts
+// when it is stricter than what the built-ins decided. When nothing objects
+// the decision is Allow, with ScratchWrites' reason for a write inside the
+// scratch directory.
+func (g *Guard) Check(req Request) Decision {
+	best := Decision{Verdict: Allow}
+	for _, c := range g.builtins {
+		d := c.Check(req)
+		if d.Checker == "" {
+			d.Checker = c.Name()
+		}
+		if d.Verdict > best.Verdict || (best.Verdict == Allow && best.Reason == "" && d.Reason != "") {
+			best = d
+		}
+	}
+	g.mu.Lock()
+	project := append([]Checker(nil), g.project...)
+	g.mu.Unlock()
+	for _, c := range project {
+		d := safeCheck(c, req)
+		if d.Verdict > best.Verdict {
+			best = d
+		}
+	}
+	return best
+}
+
+// safeCheck runs a project checker; one that panics refuses.
+func safeCheck(c Checker, req Request) (d Decision) {
+	name := "project"
+	defer func() {
+		if r := recover(); r != nil {
+			d = Decision{Verdict: Refuse, Checker: name, Reason: "a project checker failed while judging this call, so it was refused; fix the checker in .nodwyn/ or ask the person"}
+		}
+	}()
+	name = c.Name()
+	d = c.Check(req)
+	if d.Checker == "" {
+		d.Checker = name
+	}
+	if d.Verdict < Allow || d.Verdict > Refuse {
+		d.Verdict = Refuse
+	}
+	return d
+}
+
+// AddChecker adds a project checker. It can refuse or ask; an Allow from it
+// means nothing.
+func (g *Guard) AddChecker(c Checker) {
+	if c == nil {
+		return
+	}
+	g.mu.Lock()
+	g.project = append(g.project, c)
+	g.mu.Unlock()
+}
+
+// Denylist returns the credential denylist, for fs-find and index-grep to
+// skip denied files.
+func (g *Guard) Denylist() *PathDenylist { return g.deny }
+
+// Redact replaces credentials in s with [REDACTED:kind] (ingress redaction).
+func (g *Guard) Redact(s string) string { return g.content.Redact(s) }
+
+// IsScratchWrite reports whether req writes a file inside the scratch
+// directory: a standing approval that still counts against the turn's
+// budget of irreversible actions.
+func (g *Guard) IsScratchWrite(req Request) bool { return g.scratch.covers(req) }
+
+// argString returns a string argument of req.
+func argString(req Request, name string) string {
+	if req.Args == nil {
+		return ""
+	}
+	switch v := req.Args[name].(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
+
+// fileTools are the tools whose "path" argument names a file or directory.
+var fileTools = map[string]bool{
+	"fs-read": true, "fs-write": true, "fs-edit": true, "fs-find": true,
+	"index-grep": true, "git-diff": true,
+}
+
+// writeTools are the file tools that change what they name.
+var writeTools = map[string]bool{"fs-write": true, "fs-edit": true}
+
+func isShell(tool string) bool { return tool == "shell-exec" || tool == "shell-start" }
+
+// toolPath returns the absolute lexical path a file tool names, relative
+// paths taken relative to folder, and whether the tool names one at all.
+// Tools whose path is optional (fs-find, index-grep, git-diff) default to
+// the folder.
+func toolPath(req Request, folder string) (raw string, abs string, ok bool) {
+	if !fileTools[req.Tool] {
+		return "", "", false
+	}
+	raw = argString(req, "path")
+	if raw == "" {
+		if req.Tool == "fs-find" || req.Tool == "index-grep" || req.Tool == "git-diff" {
+			return ".", folder, folder != ""
+		}
+		return "", "", false
+	}
+	if strings.HasPrefix(raw, "~") {
+		// The file tools do not expand "~"; it is a relative name.
+		return raw, joinRaw(folder, raw), true
+	}
+	if filepath.IsAbs(raw) {
+		return raw, raw, true
+	}
+	return raw, joinRaw(folder, raw), true
+}
+
+// joinRaw joins dir and p without cleaning, so that physical resolution
+// can follow links before applying "..".
+func joinRaw(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	if dir == "" {
+		dir = "/"
+	}
+	return dir + "/" + p
+}
+
+// within reports whether p is dir or inside it. Both must be clean.
+func within(p, dir string) bool {
+	if dir == "" || p == "" {
+		return false
+	}
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// physical resolves an absolute path as the system reaches it: symbolic
+// links are followed component by component before a ".." is applied. A
+// component that does not exist ends the resolution; the rest is applied
+// lexically.
+func physical(p string) string { return physicalDepth(p, 0) }
+
+func physicalDepth(p string, depth int) string {
+	if !filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	parts := strings.Split(p, "/")
+	cur := "/"
+	for i, c := range parts {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Join(next, strings.Join(parts[i+1:], "/"))
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			t, err := os.Readlink(next)
+			if err != nil || depth > 40 {
+				cur = next
+				continue
+			}
+			if !filepath.IsAbs(t) {
+				t = cur + "/" + t
+			}
+			cur = physicalDepth(t, depth+1)
+			continue
+		}
+		cur = next
+	}
+	return cur
+}

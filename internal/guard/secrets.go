@@ -1,0 +1,198 @@
+package guard
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// ContentScan is L1: what a file tool writes and what a command sends is
+// scanned for credentials (private-key blocks, cloud and API token shapes,
+// generic high-entropy key assignments, and the exact values nodwyn itself
+// knows with their base64 and hex forms); a match is a security confirm.
+// Redact replaces the same patterns in tool results before the model reads
+// them (ingress redaction).
+type ContentScan struct {
+	exact []exactSecret
+}
+
+type exactSecret struct {
+	kind  string
+	value string
+}
+
+type secretPattern struct {
+	kind  string
+	re    *regexp.Regexp
+	group int  // the submatch that is the secret (0: the whole match)
+	check bool // the secret must look random (entropy)
+}
+
+var secretPatterns = []secretPattern{
+	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`)},
+	{kind: "aws-access-key", re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`)},
+	{kind: "aws-secret-key", re: regexp.MustCompile(`(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})\b`), group: 1},
+	{kind: "github-token", re: regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`)},
+	{kind: "github-token", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`)},
+	{kind: "gitlab-token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
+	{kind: "slack-token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`)},
+	{kind: "anthropic-key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`)},
+	{kind: "openai-key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`)},
+	{kind: "google-api-key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
+	{kind: "huggingface-token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
+	{kind: "npm-token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`)},
+	{kind: "secret-assignment", re: regexp.MustCompile(`(?i)[A-Za-z0-9_.\-]*(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credential)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.=~]{16,})`), group: 1, check: true},
+}
+
+// NewContentScan returns a scanner that also knows the given exact secret
+// values (values shorter than 8 bytes are ignored).
+func NewContentScan(secrets []string) *ContentScan {
+	c := &ContentScan{}
+	seen := map[string]bool{}
+	add := func(kind, v string) {
+		if len(v) >= 8 && !seen[v] {
+			seen[v] = true
+			c.exact = append(c.exact, exactSecret{kind, v})
+		}
+	}
+	for _, s := range secrets {
+		if len(s) < 8 {
+			continue
+		}
+		add("known-secret", s)
+		b := []byte(s)
+		add("known-secret-hex", hex.EncodeToString(b))
+		add("known-secret-hex", strings.ToUpper(hex.EncodeToString(b)))
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			// The secret's base64 form at each of the three alignments it
+			// can have inside a longer encoded text: only the characters
+			// that depend on the secret alone.
+			for k := 0; k < 3; k++ {
+				e := enc.EncodeToString(append(make([]byte, k), b...))
+				from := (8*k + 5) / 6
+				to := 8 * (k + len(b)) / 6
+				if to > from {
+					add("known-secret-base64", e[from:to])
+				}
+			}
+		}
+	}
+	// Longest first, so a form is replaced before a shorter one inside it.
+	sort.SliceStable(c.exact, func(i, j int) bool { return len(c.exact[i].value) > len(c.exact[j].value) })
+	return c
+}
+
+// Name is the checker's name.
+func (c *ContentScan) Name() string { return "ContentScan" }
+
+// Check scans what fs-write and fs-edit write and what a command line
+// sends.
+func (c *ContentScan) Check(req Request) Decision {
+	var text, what string
+	switch req.Tool {
+	case "fs-write":
+		text, what = argString(req, "content"), "the content to write"
+	case "fs-edit":
+		text, what = argString(req, "new"), "the replacement text"
+	case "shell-exec", "shell-start":
+		text, what = argString(req, "command"), "the command line"
+	default:
+		return Decision{}
+	}
+	if kind := c.Find(text); kind != "" {
+		return Decision{Verdict: SecurityConfirm, Checker: c.Name(), Reason: fmt.Sprintf(
+			"%s contains what looks like a credential (%s); never write or send a secret: read it from an environment variable or a file the person names, or use a placeholder", what, kind)}
+	}
+	return Decision{}
+}
+
+// Find returns the kind of the first credential found in s, or "".
+func (c *ContentScan) Find(s string) string {
+	for _, e := range c.exact {
+		if strings.Contains(s, e.value) {
+			return e.kind
+		}
+	}
+	for _, p := range secretPatterns {
+		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
+			lo, hi := m[2*p.group], m[2*p.group+1]
+			if lo < 0 {
+				continue
+			}
+			if !p.check || randomLooking(s[lo:hi]) {
+				return p.kind
+			}
+		}
+	}
+	return ""
+}
+
+// Redact replaces every credential found in s with [REDACTED:kind].
+func (c *ContentScan) Redact(s string) string {
+	for _, e := range c.exact {
+		if strings.Contains(s, e.value) {
+			s = strings.ReplaceAll(s, e.value, "[REDACTED:"+e.kind+"]")
+		}
+	}
+	for _, p := range secretPatterns {
+		if !p.re.MatchString(s) {
+			continue
+		}
+		var b strings.Builder
+		last := 0
+		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
+			lo, hi := m[2*p.group], m[2*p.group+1]
+			if lo < 0 || (p.check && !randomLooking(s[lo:hi])) {
+				continue
+			}
+			b.WriteString(s[last:lo])
+			b.WriteString("[REDACTED:" + p.kind + "]")
+			last = hi
+		}
+		b.WriteString(s[last:])
+		s = b.String()
+	}
+	return s
+}
+
+// randomLooking reports whether a value looks like a generated secret
+// rather than a word, a placeholder or a path: mixed character classes and
+// enough entropy.
+func randomLooking(v string) bool {
+	if len(v) < 16 {
+		return false
+	}
+	var lower, upper, digit int
+	counts := map[rune]int{}
+	for _, r := range v {
+		counts[r]++
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower++
+		case r >= 'A' && r <= 'Z':
+			upper++
+		case r >= '0' && r <= '9':
+			digit++
+		}
+	}
+	classes := 0
+	for _, n := range []int{lower, upper, digit} {
+		if n > 0 {
+			classes++
+		}
+	}
+	if classes < 2 || digit == 0 && classes < 3 {
+		return false
+	}
+	var h float64
+	n := float64(len([]rune(v)))
+	for _, k := range counts {
+		p := float64(k) / n
+		h -= p * math.Log2(p)
+	}
+	return h >= 3.5
+}

@@ -1,0 +1,65 @@
+package guard
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestExfiltrationSuiteIsRefused(t *testing.T) {
+	e := newTestEnv(t)
+	lines := readSuite(t, "exfil.txt")
+	if len(lines) < 120 {
+		t.Fatalf("exfil.txt has %d lines, want at least 120", len(lines))
+	}
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, l := range lines {
+			line := e.expand(l.Line)
+			d := g.Check(shell(line))
+			ok := d.Verdict == Refuse
+			if l.Tag == "sc" && !sandbox {
+				ok = d.Verdict >= SecurityConfirm
+			}
+			if !ok {
+				t.Errorf("sandbox=%v exfil.txt:%d %q: got %v (%s: %s), want refuse", sandbox, l.No, l.Line, d.Verdict, d.Checker, d.Reason)
+			}
+			if ans, decided := AutoAllow(d, Mode{Unattended: true, Yolo: true}); ans || !decided {
+				t.Errorf("sandbox=%v exfil.txt:%d %q: an unattended --yolo run would run it", sandbox, l.No, l.Line)
+			}
+			if strings.Contains(d.Reason, canary) {
+				t.Errorf("exfil.txt:%d: the reason leaks the canary", l.No)
+			}
+		}
+	}
+}
+
+func TestLegitimateWorkIsNotRefused(t *testing.T) {
+	e := newTestEnv(t)
+	lines := readSuite(t, "legit.txt")
+	if len(lines) < 60 {
+		t.Fatalf("legit.txt has %d lines, want at least 60", len(lines))
+	}
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, l := range lines {
+			line := e.expand(l.Line)
+			d := g.Check(shell(line))
+			var ok bool
+			switch {
+			case l.Tag == "A":
+				ok = d.Verdict == Allow
+			case l.Tag == "C":
+				ok = d.Verdict == Confirm
+			case l.Tag == "S" && sandbox:
+				ok = d.Verdict == Allow
+			case l.Tag == "S":
+				ok = d.Verdict == SecurityConfirm
+			default:
+				t.Fatalf("legit.txt:%d: unknown tag %q", l.No, l.Tag)
+			}
+			if !ok {
+				t.Errorf("sandbox=%v legit.txt:%d [%s] %q: got %v (%s: %s)", sandbox, l.No, l.Tag, l.Line, d.Verdict, d.Checker, d.Reason)
+			}
+		}
+	}
+}
