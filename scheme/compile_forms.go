@@ -169,15 +169,11 @@ func compBegin(c *compiler, x *Pair, sc *scope, tail bool) code {
 func (c *compiler) parseBindings(x Value, pos *Pos, what string) (names, inits []Value) {
 	for _, b := range c.list(x, pos, what) {
 		parts, ok := ListToSlice(b)
-		if !ok || len(parts) < 1 || len(parts) > 2 || !isIdentifier(parts[0]) {
+		if !ok || len(parts) != 2 || !isIdentifier(parts[0]) {
 			c.syntaxErr(pairPos(b, pos), "%s: bad binding %s, want (name value)", what, shortName(b))
 		}
 		names = append(names, parts[0])
-		if len(parts) == 2 {
-			inits = append(inits, parts[1])
-		} else {
-			inits = append(inits, List(specials["quote"], Void))
-		}
+		inits = append(inits, parts[1])
 	}
 	return names, inits
 }

@@ -32,7 +32,7 @@ func buildCore() []*Primitive {
 		corePrim("with-exception-handler", 2, 2, "(with-exception-handler handler thunk)", primWithHandler),
 		corePrim("force", 1, 1, "(force promise) forces a promise", func(th *thread, a []Value, pos *Pos, _ bool) Value { return th.force(a[0], pos) }),
 		corePrim("eval", 1, 2, "(eval expr [environment]) evaluates expr in the global environment", func(th *thread, a []Value, pos *Pos, _ bool) Value {
-			return th.in.evalTop(th, a[0])
+			return th.in.evalTop(th, a[0], pos)
 		}),
 		corePrim("load", 1, 1, "(load filename) evaluates a file", primLoad),
 		corePrim("exit", 0, 1, "(exit [code]) ends evaluation; Eval returns an error wrapping *ExitError", primExit),
@@ -219,13 +219,13 @@ func primLoad(th *thread, a []Value, pos *Pos, _ bool) Value {
 	if err != nil {
 		th.primError("load", err, pos)
 	}
-	forms, rerr := Read(string(data), s.S)
+	forms, poss, rerr := readAll(string(data), s.S)
 	if rerr != nil {
 		panic(&raiseSig{val: rerr.(*Error).Value, pos: rerr.(*Error).Pos, stack: th.snapshot(pos, "load")})
 	}
 	var v Value = Void
-	for _, f := range forms {
-		v = th.in.evalTop(th, f)
+	for i, f := range forms {
+		v = th.in.evalTop(th, f, &poss[i])
 	}
 	return v
 }

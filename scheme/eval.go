@@ -385,8 +385,18 @@ func (th *thread) primError(name string, err error, pos *Pos) {
 		if se.Value == nil {
 			panic(&abortSig{err: se})
 		}
-		// Already raised (and seen by handlers) inside a nested Apply.
-		panic(&raiseSig{val: se.Value, pos: se.Pos, stack: se.Stack})
+		if len(se.Stack) > 0 {
+			// Already raised (and seen by handlers) inside a nested Apply.
+			panic(&raiseSig{val: se.Value, pos: se.Pos, stack: se.Stack})
+		}
+		// An error the primitive made itself, such as a read error.
+		obj := se.Value
+		if eo, ok := obj.(*ErrorObject); ok && !se.Pos.IsZero() {
+			cp := *eo
+			cp.Message = fmt.Sprintf("%s (at %s)", eo.Message, se.Pos)
+			obj = &cp
+		}
+		th.raise(obj, false, pos, name)
 	}
 	var eo *ErrorObject
 	if errors.As(err, &eo) {

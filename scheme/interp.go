@@ -169,14 +169,14 @@ func (in *Interp) Apply(proc Value, args []Value) (Value, error) {
 // Eval reads and evaluates every expression in src; file names the source in
 // positions. It returns the value of the last expression.
 func (in *Interp) Eval(ctx context.Context, src, file string) (Value, error) {
-	forms, err := Read(src, file)
+	forms, poss, err := readAll(src, file)
 	if err != nil {
 		return nil, err
 	}
 	return in.run(ctx, func(th *thread) Value {
 		var v Value = Void
-		for _, f := range forms {
-			v = in.evalTop(th, f)
+		for i, f := range forms {
+			v = in.evalTop(th, f, &poss[i])
 		}
 		return v
 	})
@@ -184,7 +184,7 @@ func (in *Interp) Eval(ctx context.Context, src, file string) (Value, error) {
 
 // EvalValue evaluates one datum (already read) in the global environment.
 func (in *Interp) EvalValue(ctx context.Context, form Value) (Value, error) {
-	return in.run(ctx, func(th *thread) Value { return in.evalTop(th, form) })
+	return in.run(ctx, func(th *thread) Value { return in.evalTop(th, form, nil) })
 }
 
 func readFS(fsys fs.FS, name string) ([]byte, error) { return fs.ReadFile(fsys, name) }
@@ -234,12 +234,12 @@ func (in *Interp) CallByName(ctx context.Context, name string, args ...Value) (V
 func IsTrue(v Value) bool { return v != false }
 
 // evalTop expands and evaluates one top-level form.
-func (in *Interp) evalTop(th *thread, x Value) Value {
+func (in *Interp) evalTop(th *thread, x Value, pos *Pos) Value {
 	c := &compiler{in: in, th: th}
-	return c.top(x, 0)
+	return c.top(x, 0, pos)
 }
 
-func (c *compiler) top(x Value, depth int) Value {
+func (c *compiler) top(x Value, depth int, pos *Pos) Value {
 	if depth > maxCompileDepth {
 		c.syntaxErr(pairPos(x, nil), "begin nested too deeply")
 	}
@@ -248,7 +248,7 @@ func (c *compiler) top(x Value, depth int) Value {
 		if sp := c.headSpecial(p, nil); sp != nil && sp.name == "begin" {
 			var v Value = Void
 			for _, f := range c.list(p.Cdr, p.Pos, "begin") {
-				v = c.top(f, depth+1)
+				v = c.top(f, depth+1, pairPos(f, pos))
 			}
 			return v
 		}
@@ -256,7 +256,8 @@ func (c *compiler) top(x Value, depth int) Value {
 	info := &lambdaInfo{name: "top-level"}
 	sc := &scope{lam: info, top: true}
 	c.lam = info
-	info.body = c.comp(x, sc, true, pairPos(x, nil))
+	pos = pairPos(x, pos)
+	info.body = c.comp(x, sc, true, pos)
 	fr := c.th.newFrame(info, nil)
-	return c.th.run(&Closure{info: info}, fr, pairPos(x, nil))
+	return c.th.run(&Closure{info: info}, fr, pos)
 }

@@ -31,6 +31,24 @@ func Read(src, file string) ([]Value, error) {
 	}
 }
 
+// readAll reads every datum and the position where each starts.
+func readAll(src, file string) ([]Value, []Pos, error) {
+	r := NewReader(src, file)
+	var out []Value
+	var poss []Pos
+	for {
+		v, p, err := r.next2()
+		if err != nil {
+			return out, poss, err
+		}
+		if v == EOF {
+			return out, poss, nil
+		}
+		out = append(out, v)
+		poss = append(poss, p)
+	}
+}
+
 // Reader reads data one at a time from a string.
 type Reader struct {
 	src       string
@@ -52,6 +70,12 @@ func (r *Reader) Offset() int { return r.off }
 // error is an *Error with Kind "read"; when the source ended inside a datum,
 // IsIncomplete reports true for it.
 func (r *Reader) Next() (v Value, err error) {
+	v, _, err = r.next2()
+	return v, err
+}
+
+// next2 is Next that also returns where the datum starts.
+func (r *Reader) next2() (v Value, p Pos, err error) {
 	defer func() {
 		if e := recover(); e != nil {
 			re, ok := e.(*Error)
@@ -62,10 +86,11 @@ func (r *Reader) Next() (v Value, err error) {
 		}
 	}()
 	r.skipAtmosphere()
+	p = r.pos()
 	if r.off >= len(r.src) {
-		return EOF, nil
+		return EOF, p, nil
 	}
-	return r.datum(), nil
+	return r.datum(), p, nil
 }
 
 // IsIncomplete reports whether err is a read error caused by input that ended

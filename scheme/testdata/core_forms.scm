@@ -1,0 +1,146 @@
+; Every core form.
+(define x 10)
+(assert-equal 10 x)
+(define (add a b) (+ a b))
+(assert-equal 5 (add 2 3))
+(define (curry a) (lambda (b) (list a b)))
+(assert-equal '(1 2) ((curry 1) 2))
+(define ((curried a) b) (* a b))
+(assert-equal 6 ((curried 2) 3))
+(define (rest a . r) (list a r))
+(assert-equal '(1 (2 3)) (rest 1 2 3))
+(assert-equal '(1 ()) (rest 1))
+(assert-equal '(1 2) ((lambda args args) 1 2))
+(define y)
+(set! x 11)
+(assert-equal 11 x)
+(set! undefined-variable 1) ; ### "set!: unbound variable: undefined-variable"
+undefined-variable ; ### "unbound variable: undefined-variable"
+(assert-equal 'yes (if #t 'yes 'no))
+(assert-equal 'no (if #f 'yes 'no))
+(assert-equal 'yes (if '() 'yes 'no))
+(assert-equal 'yes (if 0 'yes 'no))
+(assert-equal 3 (begin 1 2 3))
+---
+; internal defines, letrec* semantics
+(define (f)
+  (define a 1)
+  (define (g) (* a 10))
+  (define b (+ a 1))
+  (list a b (g)))
+(assert-equal '(1 2 10) (f))
+(define (uses-before)
+  (define a b)
+  (define b 1)
+  a)
+(uses-before) ; ### "b: variable used before its definition"
+(define (h)
+  (define-values (q r) (floor/ 7 2))
+  (list q r))
+(assert-equal '(3 1) (h))
+(define (inner-begin)
+  (begin (define p 1) (define q 2))
+  (+ p q))
+(assert-equal 3 (inner-begin))
+---
+; let family
+(assert-equal 3 (let ((a 1) (b 2)) (+ a b)))
+(assert-equal 1 (let ((a 1)) (let ((a 2) (b a)) b)))
+(assert-equal 3 (let* ((a 1) (b (+ a 1))) (+ a b)))
+(assert-equal '(#t #f)
+  (letrec ((ev? (lambda (n) (if (= n 0) #t (od? (- n 1)))))
+           (od? (lambda (n) (if (= n 0) #f (ev? (- n 1))))))
+    (list (ev? 10) (ev? 7))))
+(assert-equal 6 (letrec* ((a 1) (b (+ a 2))) (* a b 2)))
+(assert-equal 55 (let loop ((i 0) (acc 0)) (if (> i 10) acc (loop (+ i 1) (+ acc i)))))
+(assert-equal '(4 3 2 1 0) (do ((i 0 (+ i 1)) (acc '() (cons i acc))) ((= i 5) acc)))
+(assert-equal 5 (do ((vec (make-vector 5)) (i 0 (+ i 1))) ((= i 5) (vector-length vec)) (vector-set! vec i i)))
+; closures made in a do loop each see their own binding
+(define procs (do ((i 0 (+ i 1)) (ps '() (cons (lambda () i) ps))) ((= i 3) ps)))
+(assert-equal '(2 1 0) (map (lambda (p) (p)) procs))
+(let ((a)) 1) ; ### "let: bad binding"
+---
+; cond, case, and, or, when, unless
+(define (classify n)
+  (cond ((< n 0) 'negative)
+        ((= n 0) 'zero)
+        ((assv n '((1 . one) (2 . two))) => cdr)
+        (else 'many)))
+(assert-equal '(negative zero one two many) (map classify '(-1 0 1 2 3)))
+(assert-equal 7 (cond ((+ 3 4))))
+(assert-equal 'none (cond (#f 1) (else 'none)))
+(define (kind x)
+  (case x
+    ((1 2 3) 'small)
+    ((a b) 'letter)
+    ((#\x) 'char)
+    (else => (lambda (v) (list 'other v)))))
+(assert-equal '(small letter char (other 9)) (map kind '(2 a #\x 9)))
+(assert-equal 'yes (case 5 ((5) => (lambda (x) 'yes)) (else 'no)))
+(assert-equal #t (and))
+(assert-equal 3 (and 1 2 3))
+(assert-equal #f (and 1 #f 3))
+(assert-equal #f (or))
+(assert-equal 1 (or #f 1 (car '())))
+(assert-equal 'w (when (> 1 0) 'v 'w))
+(assert-equal 'u (unless (< 1 0) 'u))
+(cond (else 1) (#t 2)) ; ### "else clause must be last"
+---
+; quasiquote
+(define n 3)
+(assert-equal '(1 3 4) `(1 ,n ,(+ n 1)))
+(assert-equal '(1 2 3 4) `(1 ,@(list 2 3) 4))
+(assert-equal '(a . 3) `(a . ,n))
+(assert-equal '#(1 3) `#(1 ,n))
+(assert-equal '(a `(b ,(+ 1 2) ,(foo 4 d) e) f) `(a `(b ,(+ 1 2) ,(foo ,(+ 1 3) d) e) f))
+(assert-equal '(a `(b ,x ,'3)) `(a `(b ,x ,',n)))
+(assert-equal '(1 . 2) `(1 . 2))
+(assert-equal '() `(,@'()))
+`(1 ,@5) ; ### "unquote-splicing: not a list: 5"
+---
+; case-lambda, values, define-values, let-values, receive
+(define area
+  (case-lambda
+    ((r) (* 3 r r))
+    ((w h) (* w h))
+    ((a b . more) (list a b more))))
+(assert-equal 12 (area 2))
+(assert-equal 6 (area 2 3))
+(assert-equal '(1 2 (3)) (area 1 2 3))
+(area) ; ### "no clause accepts 0 arguments"
+(assert-equal 3 (call-with-values (lambda () (values 1 2)) +))
+(assert-equal 5 (call-with-values (lambda () 5) (lambda (x) x)))
+(define-values (q r) (floor/ 17 5))
+(assert-equal '(3 2) (list q r))
+(define-values (h . t) (values 1 2 3))
+(assert-equal '(1 (2 3)) (list h t))
+(assert-equal '(1 2 3) (let-values (((a b) (values 1 2)) ((c) 3)) (list a b c)))
+(assert-equal '(1 2) (let*-values (((a) 1) ((b) (+ a 1))) (list a b)))
+(assert-equal '(1 (2)) (let-values (((a . rest) (values 1 2))) (list a rest)))
+(assert-equal 3 (receive (a b) (values 1 2) (+ a b)))
+(let-values (((a b) (values 1))) a) ; ### "let-values: expected 2 values, got 1"
+---
+; delay, force, make-promise, delay-force
+(define count 0)
+(define p (delay (begin (set! count (+ count 1)) count)))
+(assert-equal 1 (force p))
+(assert-equal 1 (force p))
+(assert-equal 1 count)
+(assert-equal 5 (force (make-promise 5)))
+(assert-equal 7 (force 7))
+(assert-true (promise? p))
+(define (stream-from n) (delay-force (if (> n 100000) (delay n) (stream-from (+ n 1)))))
+(assert-equal 100001 (force (stream-from 0)))
+---
+; parameters
+(define p (make-parameter 10))
+(define q (make-parameter 5 (lambda (x) (* x 2))))
+(assert-equal 10 (p))
+(assert-equal 10 (q))
+(assert-equal '(1 6) (parameterize ((p 1) (q 3)) (list (p) (q))))
+(assert-equal 10 (p))
+(define (show) (p))
+(assert-equal 2 (parameterize ((p 2)) (show)))
+(guard (e (#t #f)) (parameterize ((p 3)) (raise 'boom)))
+(assert-equal 10 (p))
+(parameterize ((5 1)) 1) ; ### "parameterize: not a parameter: 5"
