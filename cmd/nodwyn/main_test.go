@@ -3,10 +3,17 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
-	"strings"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -24,6 +31,15 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"jsonlines": jsonLines,
+			"httpget":   httpGet,
+			"killpid":   killPID,
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "root":
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, "home")
@@ -37,9 +53,6 @@ func TestScripts(t *testing.T) {
 			e.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
 			e.Setenv("TMPDIR", filepath.Join(e.WorkDir, "tmp"))
 			e.Setenv("NODWYN_PROFILE", "")
-			if os.Geteuid() == 0 {
-				e.Setenv("IS_ROOT", "1")
-			}
 			return nil
 		},
 	})
@@ -77,5 +90,49 @@ func jsonLines(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if n == 0 {
 		ts.Fatalf("no JSON lines")
+	}
+}
+
+// httpGet fetches PATH from the server whose log file names its port
+// ("… port N …"), and writes the body to stdout: httpget LOGFILE PATH.
+func httpGet(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: httpget LOGFILE PATH")
+	}
+	m := regexp.MustCompile(`port (\d+)`).FindStringSubmatch(ts.ReadFile(args[0]))
+	if m == nil {
+		ts.Fatalf("no port in %s", args[0])
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%s%s", m[1], args[1]))
+	if err != nil {
+		if neg {
+			return
+		}
+		ts.Fatalf("GET: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	ts.Stdout().Write(body)
+	if neg {
+		ts.Fatalf("the server still answers")
+	}
+}
+
+// killPID stops the process whose id is in FILE; with ! it expects none.
+func killPID(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: killpid FILE")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	if err != nil {
+		ts.Fatalf("pid file: %v", err)
+	}
+	err = syscall.Kill(pid, syscall.SIGKILL)
+	if neg && err == nil {
+		ts.Fatalf("process %d was still running", pid)
+	}
+	if !neg && err != nil {
+		ts.Fatalf("kill %d: %v", pid, err)
 	}
 }

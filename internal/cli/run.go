@@ -39,6 +39,8 @@ type RunCmd struct {
 	Judge           bool          `help:"Have a second model judge confirms (not built yet: refused)."`
 	Sandbox         string        `help:"'container': the machine is this run's disposable sandbox (implies --yolo and --unattended; see docs/harbor.md)." placeholder:"container"`
 	Quiet           bool          `short:"q" help:"No progress on stderr."`
+
+	absFolder string
 }
 
 // Help is shown after the flags of `nodwyn run --help`.
@@ -126,6 +128,7 @@ func (r *RunCmd) Run(e *env) error {
 	if fi, err := os.Stat(folder); err != nil || !fi.IsDir() {
 		return usageErr("--folder %s: not an existing folder", folder)
 	}
+	r.absFolder = folder
 	home, _ := os.UserHomeDir()
 	dirs := config.ResolveDirs(e.getenv, home)
 	cfg, err := config.Load(dirs, folder, e.getenv)
@@ -249,6 +252,15 @@ func (r *RunCmd) providerConfig(cfg *config.Config, dirs config.Dirs, getenv fun
 	}
 	if r.BaseURL != "" {
 		pc.BaseURL = r.BaseURL
+	}
+	// A repository must not choose where the person's key is sent, nor which
+	// secret of the environment is sent as the key.
+	project := config.ProjectConfig(r.absFolder)
+	for _, key := range []string{"provider.base_url", "provider.key_env"} {
+		if origin := cfg.Origin[key]; strings.HasPrefix(origin, project+":") && (pc.Provider == "openai" || pc.Provider == "anthropic") {
+			return pc, usageErr("%s: key %s: a project's config may not set where the key goes or which variable holds it; set it in %s or with a flag",
+				origin, key, filepath.Join(dirs.Config, "config.toml"))
+		}
 	}
 	if pc.Provider == "" {
 		return pc, usageErr("no model chosen: give --provider openai|anthropic (with --model), --script FILE for the scripted model, or set [provider] name in config.toml")

@@ -103,15 +103,16 @@ type Session struct {
 	usage     provider.Usage
 	started   time.Time
 
-	cancel       context.CancelCauseFunc
-	runCtx       context.Context
-	outcome      *Outcome
-	turnStart    map[string]string // git status at begin-turn!
-	turnChanged  map[string]bool   // paths the file tools wrote this turn
-	turnCount    int
+	cancel          context.CancelCauseFunc
+	runCtx          context.Context
+	outcome         *Outcome
+	turnStart       map[string]string // git status at begin-turn!
+	turnChanged     map[string]bool   // paths the file tools wrote this turn
+	turnCount       int
 	pendingCheckers []guard.Checker
 	lastSystem      string
-	userInitPath string
+	toolTime        time.Duration // time spent inside the tools (for the overhead benchmark)
+	userInitPath    string
 }
 
 // New makes a session: the scratch directory, the guard, the tools, the log
@@ -340,7 +341,9 @@ func (s *Session) cleanupScratch() {
 	if s.scratch == "" || s.opts.Sandbox {
 		return
 	}
-	os.RemoveAll(s.scratch)
+	if err := store.RemoveScratch(s.scratch); err != nil {
+		fmt.Fprintf(os.Stderr, "nodwyn: removing the scratch directory: %v\n", err)
+	}
 }
 
 // emit writes an event to the log and every sink.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/provider"
+	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/scheme"
 )
 
@@ -49,6 +50,7 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 		name := scheme.DisplayString(pr.Car)
 		req.Tools = append(req.Tools, provider.Tool{Name: name, Description: scheme.DisplayString(pr.Cdr), Parameters: s.tools.Schema(name)})
 	}
+	store.TouchScratch(s.scratch) // a week untouched is what the sweep takes
 	s.mu.Lock()
 	req.Messages = append([]provider.Message(nil), s.messages...)
 	s.mu.Unlock()
@@ -211,7 +213,9 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 		return resultAlist(msg, true, d.Verdict.String(), d.Checker, -1), nil
 	}
 
+	toolStart := time.Now()
 	res, err := s.tools.Run(ctx, name, req.Args)
+	s.toolTime += time.Since(toolStart)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

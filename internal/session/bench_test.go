@@ -1,0 +1,80 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nodwyn/nodwyn/internal/provider"
+)
+
+// BenchmarkTwentyTurns runs a whole session in-process: 20 model turns of
+// `shell-exec true` (numbered, so no two are the same call) with the scripted model, then a final reply. It reports
+// the loop's own cost per turn (overhead-µs/turn: everything but the time
+// inside the tool, i.e. Scheme, guard, events, log, state) next to the total.
+func BenchmarkTwentyTurns(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&sb, "> reply\ncall shell-exec {\"command\": \"true #%d\"}\n", i) // numbered, or the progress guard stops the run
+	}
+	sb.WriteString("> reply\ndone\n")
+	text := sb.String()
+	folder, dirs, st := benchEnv(b)
+	b.ReportAllocs()
+	var overhead, tools time.Duration
+	for i := 0; i < b.N; i++ {
+		model, err := provider.ParseScript("bench", []byte(text))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := New(context.Background(), Options{Folder: folder, Instruction: "bench", Dirs: dirs, Store: st, Unattended: true, Model: model})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		out := s.Run(context.Background())
+		total := time.Since(start)
+		if out.Status != "finished" || len(model.Requests()) != 21 {
+			b.Fatalf("status %s after %d requests: %s", out.Status, len(model.Requests()), out.Text)
+		}
+		overhead += total - s.toolTime
+		tools += s.toolTime
+		s.Close()
+	}
+	b.ReportMetric(float64(overhead.Microseconds())/float64(b.N*20), "overhead-µs/turn")
+	b.ReportMetric(float64(tools.Microseconds())/float64(b.N*20), "tool-µs/turn")
+}
+
+// BenchmarkNewSession is the in-process start-up: scratch directory, the
+// Scheme environment with the whole init chain, guard and tools.
+func BenchmarkNewSession(b *testing.B) {
+	folder, dirs, st := benchEnv(b)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		s, err := New(context.Background(), Options{Folder: folder, Instruction: "x", Dirs: dirs, Store: st, Unattended: true, Model: provider.NewScript(nil)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+func benchEnv(b *testing.B) (string, configDirs, *storeT) {
+	b.Helper()
+	root := b.TempDir()
+	b.Setenv("HOME", root+"/home")
+	b.Setenv("TMPDIR", root)
+	b.Setenv("XDG_CONFIG_HOME", root+"/home/.config")
+	b.Setenv("XDG_DATA_HOME", root+"/home/.local/share")
+	folder := root + "/proj"
+	if err := mkdirs(folder, root+"/home"); err != nil {
+		b.Fatal(err)
+	}
+	dirs, st, err := openDirs(root + "/home")
+	if err != nil {
+		b.Fatal(fmt.Errorf("bench env: %w", err))
+	}
+	return folder, dirs, st
+}

@@ -1,0 +1,275 @@
+package session
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/provider"
+	"github.com/nodwyn/nodwyn/internal/store"
+)
+
+// testEnv gives a test its own HOME, XDG directories and TMPDIR.
+func testEnv(t *testing.T) (folder string, dirs config.Dirs, st *store.Store) {
+	t.Helper()
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	tmp := filepath.Join(root, "tmp")
+	folder = filepath.Join(root, "proj")
+	for _, d := range []string{home, tmp, folder} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
+	dirs = config.ResolveDirs(os.Getenv, home)
+	st, err := store.Open(dirs.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return folder, dirs, st
+}
+
+func script(t *testing.T, text string) *provider.Script {
+	t.Helper()
+	s, err := provider.ParseScript("test.script", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+type run struct {
+	out    Outcome
+	events []store.Event
+	model  *provider.Script
+	s      *Session
+}
+
+func (r *run) notes(prefix string) []string {
+	var out []string
+	for _, ev := range r.events {
+		if ev.Type == "note" {
+			if text, _ := ev.Data["text"].(string); strings.HasPrefix(text, prefix) {
+				out = append(out, text)
+			}
+		}
+	}
+	return out
+}
+
+// runSession runs one whole session with a scripted model.
+func runSession(t *testing.T, opts Options, model string) *run {
+	t.Helper()
+	r := &run{model: script(t, model)}
+	opts.Model = r.model
+	opts.Sinks = append(opts.Sinks, func(ev store.Event) { r.events = append(r.events, ev) })
+	s, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("session.New: %v", err)
+	}
+	r.s = s
+	r.out = s.Run(context.Background())
+	s.Close()
+	return r
+}
+
+func baseOpts(t *testing.T) Options {
+	folder, dirs, st := testEnv(t)
+	return Options{Folder: folder, Instruction: "do the task", Dirs: dirs, Store: st, Unattended: true}
+}
+
+// The loop's finish check: in sandbox mode the first time a turn ends on the
+// model's word the loop asks once for a check; without sandbox mode it never
+// does.
+func TestASandboxRunIsAskedOnceToCheckItsResult(t *testing.T) {
+	const model = `
+> reply
+I am done.
+> reply
+Checked: still done.
+> reply
+Really done.
+`
+	for _, sandbox := range []bool{true, false} {
+		t.Run(map[bool]string{true: "sandbox", false: "default"}[sandbox], func(t *testing.T) {
+			opts := baseOpts(t)
+			opts.Sandbox = sandbox
+			r := runSession(t, opts, model)
+			if r.out.Status != "finished" {
+				t.Fatalf("status %q (%s), want finished", r.out.Status, r.out.Text)
+			}
+			reqs := r.model.Requests()
+			notes := r.notes("sandbox finish check:")
+			if sandbox {
+				if len(reqs) != 2 || len(notes) != 1 {
+					t.Fatalf("sandbox: %d requests and %d finish-check notes, want 2 and 1", len(reqs), len(notes))
+				}
+				last := reqs[1].Messages[len(reqs[1].Messages)-1]
+				if last.Role != provider.RoleUser || !strings.Contains(last.Content, "someone who did not watch you work") ||
+					!strings.Contains(last.Content, "answer key") {
+					t.Fatalf("the finish check said %q", last.Content)
+				}
+				if r.out.Text != "Checked: still done." {
+					t.Fatalf("the run ended on %q, want the reply after the check", r.out.Text)
+				}
+			} else if len(reqs) != 1 || len(notes) != 0 {
+				t.Fatalf("default: %d requests and %d finish-check notes, want 1 and 0", len(reqs), len(notes))
+			}
+		})
+	}
+}
+
+// The same call four times in a row: in sandbox mode a warning after the
+// 4th and 8th result and the run goes on; outside it the run stops.
+func TestASandboxRunIsWarnedOfARepeatedCallAndGoesOn(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 9; i++ {
+		b.WriteString("> reply\ncall shell-exec {\"command\": \"echo polling\"}\n")
+	}
+	b.WriteString("> reply\nThe job finished.\n")
+	model := b.String()
+	const warning = "[this exact call has now run 4 times in a row"
+
+	t.Run("sandbox", func(t *testing.T) {
+		opts := baseOpts(t)
+		opts.Sandbox = true
+		r := runSession(t, opts, model)
+		if r.out.Status != "finished" {
+			t.Fatalf("status %q (%s), want finished", r.out.Status, r.out.Text)
+		}
+		var warned []int
+		for i, req := range r.model.Requests() {
+			last := req.Messages[len(req.Messages)-1]
+			if last.Role == provider.RoleTool && strings.Contains(last.Content, warning) {
+				warned = append(warned, i) // request i carries the result of call i
+			}
+		}
+		if len(warned) != 2 || warned[0] != 4 || warned[1] != 8 {
+			t.Fatalf("warnings after calls %v, want after the 4th and 8th", warned)
+		}
+		if n := len(r.notes("progress warning:")); n != 2 {
+			t.Fatalf("%d progress-warning notes, want 2", n)
+		}
+	})
+	t.Run("default", func(t *testing.T) {
+		opts := baseOpts(t)
+		r := runSession(t, opts, model)
+		if r.out.Status != "no-progress" {
+			t.Fatalf("status %q, want no-progress", r.out.Status)
+		}
+		if n := len(r.model.Requests()); n != 4 {
+			t.Fatalf("%d requests, want the run stopped after the 4th identical call", n)
+		}
+		for _, req := range r.model.Requests() {
+			for _, m := range req.Messages {
+				if strings.Contains(m.Content, warning) {
+					t.Fatal("a warning outside sandbox mode")
+				}
+			}
+		}
+	})
+}
+
+// The warning is appended after fold-result, so a folded result keeps it.
+func TestProgressRepeatsWarnInSandboxMode(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 4; i++ {
+		b.WriteString("> reply\ncall shell-exec {\"command\": \"seq 1 20000\"}\n")
+	}
+	b.WriteString("> reply\ndone\n")
+	opts := baseOpts(t)
+	opts.Sandbox = true
+	r := runSession(t, opts, b.String())
+	reqs := r.model.Requests()
+	if len(reqs) < 5 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	last := reqs[4].Messages[len(reqs[4].Messages)-1].Content
+	if !strings.Contains(last, "characters folded") {
+		t.Fatalf("the long result was not folded: %.200q", last)
+	}
+	if !strings.HasSuffix(strings.TrimSpace(last), "before running it again]") {
+		t.Fatalf("the warning is not at the end of the folded result: …%q", last[len(last)-200:])
+	}
+}
+
+// No turn is told "No file has changed" in sandbox mode; the full profile in
+// a git work tree says it otherwise.
+func TestNoFileHasChangedReminder(t *testing.T) {
+	const model = `
+> reply
+Nothing to do.
+> reply
+Really nothing.
+> reply
+Still nothing.
+`
+	for _, sandbox := range []bool{false, true} {
+		opts := baseOpts(t)
+		gitInit(t, opts.Folder)
+		opts.Sandbox = sandbox
+		opts.Profile = "full"
+		r := runSession(t, opts, model)
+		told := false
+		for _, req := range r.model.Requests() {
+			for _, m := range req.Messages {
+				if strings.Contains(m.Content, "No file has changed") {
+					told = true
+				}
+			}
+		}
+		if told == sandbox {
+			t.Errorf("sandbox=%v: told %v", sandbox, told)
+		}
+	}
+}
+
+// The scratch directory is removed when a session closes, kept in sandbox
+// mode.
+func TestScratchKeptOnlyInSandboxMode(t *testing.T) {
+	for _, sandbox := range []bool{false, true} {
+		opts := baseOpts(t)
+		opts.Sandbox = sandbox
+		r := runSession(t, opts, "> reply\ndone\n")
+		_, err := os.Stat(r.s.Scratch())
+		if kept := err == nil; kept != sandbox {
+			t.Errorf("sandbox=%v: scratch kept=%v", sandbox, kept)
+		}
+		if !strings.HasPrefix(filepath.Base(r.s.Scratch()), "nodwyn-scratch-"+r.s.ID+"-") {
+			t.Errorf("scratch %s is not named for the session", r.s.Scratch())
+		}
+		if sandbox {
+			os.RemoveAll(r.s.Scratch())
+		}
+	}
+}
+
+// The lean profile's first request — system prompt plus tool schemas — stays
+// under 1,000 tokens (chars/4), with and without sandbox mode.
+func TestLeanFirstRequestIsSmall(t *testing.T) {
+	for _, sandbox := range []bool{false, true} {
+		opts := baseOpts(t)
+		opts.Sandbox = sandbox
+		opts.Profile = "lean"
+		r := runSession(t, opts, "> reply\ndone\n")
+		req := r.model.Requests()[0]
+		chars := len(req.System)
+		for _, tool := range req.Tools {
+			chars += len(tool.Name) + len(tool.Description) + len(mustJSON(t, tool.Parameters))
+		}
+		t.Logf("sandbox=%v: %d chars, ~%d tokens, %d tools", sandbox, chars, chars/4, len(req.Tools))
+		if chars/4 > 1000 {
+			t.Errorf("sandbox=%v: the lean first request is %d tokens, over 1,000", sandbox, chars/4)
+		}
+		if sandbox && !strings.HasPrefix(req.System, "You are a coding agent working in "+opts.Folder+", unattended: nobody approves or answers your calls. This machine is a disposable sandbox") {
+			t.Errorf("the sandbox prompt does not open with the seed's sentences: %q", req.System[:200])
+		}
+	}
+}
