@@ -303,7 +303,7 @@ func (p *jsonParser) value(depth int) Value {
 				p.off++
 				continue
 			}
-			p.expect('}')
+			p.expectEither('}')
 			return List(items...)
 		}
 	case c == '[':
@@ -324,7 +324,7 @@ func (p *jsonParser) value(depth int) Value {
 				p.off++
 				continue
 			}
-			p.expect(']')
+			p.expectEither(']')
 			return &Vector{Items: items}
 		}
 	case c == '"':
@@ -358,6 +358,15 @@ func (p *jsonParser) expect(c byte) {
 	if p.s[p.off] != c {
 		r, _ := utf8.DecodeRuneInString(p.s[p.off:])
 		p.fail("expected %q, found %q", c, r)
+	}
+	p.off++
+}
+
+// expectEither expects ',' (handled by the caller) or the closing c.
+func (p *jsonParser) expectEither(c byte) {
+	if p.s[p.off] != c {
+		r, _ := utf8.DecodeRuneInString(p.s[p.off:])
+		p.fail("expected ',' or %q, found %q", c, r)
 	}
 	p.off++
 }
