@@ -22,7 +22,8 @@ import (
 // .gitignore takes precedence over a shallower one, a later line over an
 // earlier; nothing under an ignored directory is looked at (git cannot
 // re-include it either). The repository's .git/info/exclude is read as the
-// root's lowest-precedence file. ".git" itself is always skipped.
+// root's lowest-precedence file. ".git" itself is always skipped, and so
+// are /proc, /sys and /dev in a walk from /.
 
 type ignoreRule struct {
 	segs    []string
@@ -223,6 +224,13 @@ type walker struct {
 
 const defaultMaxVisit = 200_000
 
+// pseudoFS are the directories of / a walk from / leaves out: the kernel's
+// views, where a read can block (/proc/kmsg) or never end. A walk started
+// inside one of them still walks it.
+var pseudoFS = map[string]bool{"proc": true, "sys": true, "dev": true}
+
+func skipPseudo(dir, name string) bool { return dir == "/" && pseudoFS[name] }
+
 // ignoreRoot is the top of the git work tree holding dir (the nearest
 // ancestor with a .git), or dir itself.
 func ignoreRoot(dir string) string {
@@ -295,6 +303,9 @@ func (w *walker) walk(dir string, fn func(abs string, d fs.DirEntry) bool) {
 			continue
 		}
 		abs := filepath.Join(dir, name)
+		if skipPseudo(dir, name) {
+			continue
+		}
 		if w.ig.ignored(w.rel(abs), e.IsDir()) {
 			continue
 		}

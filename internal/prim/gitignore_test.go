@@ -149,3 +149,17 @@ func TestWalkWithoutGit(t *testing.T) {
 		t.Errorf("walk: %q", got)
 	}
 }
+
+func TestWalkFromRootLeavesOutTheKernelsViews(t *testing.T) {
+	for _, c := range []struct {
+		dir, name string
+		want      bool
+	}{
+		{"/", "proc", true}, {"/", "sys", true}, {"/", "dev", true},
+		{"/", "etc", false}, {"/app", "proc", false}, {"/proc", "1", false},
+	} {
+		if got := skipPseudo(c.dir, c.name); got != c.want {
+			t.Errorf("skipPseudo(%q, %q) = %v, want %v", c.dir, c.name, got, c.want)
+		}
+	}
+}

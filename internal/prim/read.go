@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // fs-read {path, offset, limit}: a file's lines, numbered ("     1\tline"),
@@ -22,6 +23,8 @@ const (
 	maxReadLine      = 2000
 	maxListing       = 1000
 )
+
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 func (t *Tools) fsRead(a *argReader) (Result, error) {
 	p := a.str("path", true)
@@ -61,7 +64,9 @@ func (t *Tools) fsRead(a *argReader) (Result, error) {
 	if !fi.Mode().IsRegular() {
 		return failf("fs-read: %s is not a regular file (%s)", t.rel(abs), fi.Mode().Type()), nil
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(f)
+	defer func() { br.Reset(nil); readers.Put(br) }()
 	if head, _ := br.Peek(8000); isBinary(head) {
 		return failf("fs-read: %s is a binary file (%d bytes); fs-read shows text only. Look at it with a command, e.g. shell-exec \"file %s\" or \"xxd %s | head\"", t.rel(abs), fi.Size(), p, p), nil
 	}

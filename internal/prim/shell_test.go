@@ -255,7 +255,7 @@ func TestShellExecCancelStopsTheGroup(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go func() {
-				for {
+				for ctx.Err() == nil {
 					if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
 						cancel()
 						return
