@@ -52,18 +52,6 @@ func alias(name string, p *Primitive) *Primitive {
 
 // Helpers shared by the library files.
 
-func argInt(proc string, v Value) (int, error) {
-	switch x := v.(type) {
-	case int:
-		return x, nil
-	case float64:
-		if x == float64(int(x)) {
-			return int(x), nil
-		}
-	}
-	return 0, WrongType(proc, "an exact integer", v)
-}
-
 // argIndex checks an index argument: an exact integer 0 <= i < n (or <= n
 // when inclusive).
 func argIndex(proc string, v Value, n int, inclusive bool) (int, error) {
@@ -119,5 +107,3 @@ func argList(proc string, v Value) ([]Value, error) {
 	}
 	return l, nil
 }
-
-func boolValue(b bool) Value { return b }

@@ -214,9 +214,8 @@ func jsonQuote(b *strings.Builder, s string) {
 
 // jsonParser is a recursive-descent JSON parser that keeps object key order.
 type jsonParser struct {
-	s          string
-	off        int
-	incomplete bool // the input ended inside a value
+	s   string
+	off int
 }
 
 type jsonError struct {
