@@ -33,6 +33,8 @@ type Error struct {
 type Frame struct {
 	Pos  Pos
 	Proc string
+	// Repeat counts identical frames folded into this one (deep recursion).
+	Repeat int
 }
 
 func (e *Error) Error() string {
@@ -51,6 +53,9 @@ func (e *Error) Trace() string {
 	b.WriteString(e.Error())
 	for _, f := range e.Stack {
 		fmt.Fprintf(&b, "\n  at %s (%s)", f.Pos, f.Proc)
+		if f.Repeat > 0 {
+			fmt.Fprintf(&b, " [repeated %d more times]", f.Repeat)
+		}
 	}
 	return b.String()
 }

@@ -452,8 +452,15 @@ const maxTrace = 40
 
 func (th *thread) snapshot(pos *Pos, name string) []Frame {
 	var out []Frame
+	add := func(f Frame) {
+		if n := len(out); n > 0 && out[n-1].Pos == f.Pos && out[n-1].Proc == f.Proc {
+			out[n-1].Repeat++
+			return
+		}
+		out = append(out, f)
+	}
 	if name != "" {
-		out = append(out, Frame{Pos: posOf(pos), Proc: name})
+		add(Frame{Pos: posOf(pos), Proc: name})
 	}
 	for i := len(th.calls) - 1; i >= 0 && len(out) < maxTrace; i-- {
 		c := th.calls[i]
@@ -461,7 +468,7 @@ func (th *thread) snapshot(pos *Pos, name string) []Frame {
 		if n == "" {
 			n = "lambda"
 		}
-		out = append(out, Frame{Pos: posOf(c.pos), Proc: n})
+		add(Frame{Pos: posOf(c.pos), Proc: n})
 	}
 	return out
 }
