@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -89,7 +88,7 @@ type stopAnalysis struct{}
 // tick stops the analysis when its time is up.
 func (an *analyzer) tick() {
 	an.steps++
-	if an.abort.Load() || (an.steps%16 == 0 && time.Now().After(an.deadline)) {
+	if an.abort.Load() || (an.steps%16 == 1 && time.Now().After(an.deadline)) {
 		panic(stopAnalysis{})
 	}
 }
@@ -136,8 +135,6 @@ func (an *analyzer) result() *argvResult {
 				"the line builds a path or a command nodwyn cannot follow before it runs, and it mentions %s, so it was refused and nothing of it ran; write the paths out plainly", m)}
 		} else if an.built && d.Verdict < SecurityConfirm && !an.t.Sandbox {
 			d = Decision{Verdict: SecurityConfirm, Reason: "the line passes a program a path that a decoder or an interpreter makes up as it runs, which nodwyn cannot judge before it runs; write the path out plainly"}
-		} else if an.built && an.t.Sandbox {
-			d = Decision{Verdict: Refuse, Reason: "the line passes a program a path that a decoder or an interpreter makes up as it runs, which might be in a directory nodwyn keeps off limits in sandbox mode too, so it was refused and nothing of it ran; write the path out plainly"}
 		}
 	}
 	d.Checker = an.t.Name()
@@ -216,16 +213,21 @@ func (an *analyzer) redirect(r *syntax.Redirect) (stdin string, outRedirected, i
 			return "", r.Op == syntax.DplOut, false
 		}
 		an.judge(s, roleWrite)
+		an.write(s)
 		return "", true, false
 	case syntax.RdrIn:
 		s := an.literal(r.Word)
 		an.judgeRedirPath(s, roleOperand)
 		return markUnknown, false, true
 	case syntax.RdrInOut:
-		an.judgeRedirPath(an.literal(r.Word), roleWrite)
+		s := an.literal(r.Word)
+		an.judgeRedirPath(s, roleWrite)
+		an.write(s)
 		return markUnknown, false, true
 	default: // >, >>, >|, &>, &>>
-		an.judgeRedirPath(an.literal(r.Word), roleWrite)
+		s := an.literal(r.Word)
+		an.judgeRedirPath(s, roleWrite)
+		an.write(s)
 		return "", true, false
 	}
 }
@@ -561,18 +563,41 @@ func (an *analyzer) scanText(s string, code bool) {
 				return
 			}
 		}
-		if strings.Contains(s, "proc") && regexp.MustCompile(`\b(environ|mem|cwd|root|fd)\b`).MatchString(s) && strings.Contains(s, "/proc") {
+		if strings.Contains(s, "/proc") && procWords.MatchString(s) {
 			an.deny("/proc", "/proc/*/environ")
 		}
 		if !an.t.Sandbox {
 			for _, n := range []string{"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".pem", ".env", "credentials"} {
-				if strings.Contains(s, n) {
+				if codeWord(s, n) {
 					an.find(SecurityConfirm, fmt.Sprintf("the code on the line mentions %s, a credential-shaped name; a person is asked, so leave credentials alone unless they said otherwise", n))
 				}
 			}
 		}
 	}
 }
+
+var procWords = regexp.MustCompile(`\b(environ|mem|cwd|root|fd)\b`)
+
+// codeWord reports whether code contains name not glued to a longer
+// identifier (os.environ is not .env).
+func codeWord(code, name string) bool {
+	for i := 0; ; {
+		j := strings.Index(code[i:], name)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(name)
+		before := j == 0 || !isIdent(code[j-1])
+		after := end >= len(code) || !isIdent(code[end])
+		if (before || name[0] == '.') && after {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isIdent(c byte) bool { return isAlnum(c) || c == '_' }
 
 // deny records a refusal for naming a denied directory.
 func (an *analyzer) deny(path, dir string) {
@@ -803,5 +828,3 @@ func (an *analyzer) setCwd(dir string) {
 	an.cwd = physical(an.unalias(dir))
 }
 
-// exists reports whether a path exists (for source files and the like).
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
