@@ -48,9 +48,10 @@ func decodeOne(s string) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, describeJSONErr(err, s)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		off := dec.InputOffset()
-		return nil, fmt.Errorf("unexpected text after the value at offset %d (%s)", off, near(s, int(off)))
+	off := int(dec.InputOffset())
+	if rest := strings.TrimLeft(s[off:], " \t\r\n"); rest != "" {
+		off = len(s) - len(rest)
+		return nil, fmt.Errorf("unexpected text after the value at offset %d (%s)", off, near(s, off))
 	}
 	return v, nil
 }

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -253,10 +252,5 @@ func LoadScript(path string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("provider script: %w", err)
 	}
-	s, err := ParseScript(path, src)
-	if err != nil {
-		return nil, err
-	}
-	s.name = "script:" + filepath.Base(path)
-	return s, nil
+	return ParseScript(path, src)
 }

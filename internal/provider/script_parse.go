@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ var readFile = os.ReadFile
 func ParseScript(name string, src []byte) (*Script, error) {
 	p := scriptParser{name: name}
 	s := NewScript(nil)
+	s.name = "script:" + filepath.Base(name)
 	lines := strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n")
 	var cur *ScriptReply // the alternative being filled
 	var text []string
@@ -92,11 +94,11 @@ func ParseScript(name string, src []byte) (*Script, error) {
 			if args == "" {
 				args = "{}"
 			}
-			var obj map[string]any
-			if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
+			v, err := decodeOne(args)
+			if _, isObj := v.(map[string]any); err != nil || !isObj {
 				msg := "not a JSON object"
 				if err != nil {
-					msg = describeJSONErr(err, args).Error()
+					msg = err.Error()
 				}
 				return nil, p.errf(start, "arguments of call %s: %s; write one JSON object, or use rawcall for arguments that are malformed on purpose", callName, msg)
 			}

@@ -1,0 +1,106 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cases := []struct {
+		h    http.Header
+		want time.Duration
+		ok   bool
+	}{
+		{http.Header{"Retry-After": {"7"}}, 7 * time.Second, true},
+		{http.Header{"Retry-After": {"1.5"}}, 1500 * time.Millisecond, true},
+		{http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second, true},
+		{http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0, true},
+		{http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond, true},
+		{http.Header{"Retry-After": {"soon"}}, 0, false},
+		{http.Header{"Retry-After": {"-3"}}, 0, false},
+		{http.Header{}, 0, false},
+		{nil, 0, false},
+	}
+	for _, c := range cases {
+		got, ok := retryAfter(c.h, now)
+		if got != c.want || ok != c.ok {
+			t.Errorf("retryAfter(%v) = %v, %v; want %v, %v", c.h, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestBackoffGrowsWithJitterAndCap(t *testing.T) {
+	r := newRetrier("x", "u", Config{RetryBaseWait: time.Second})
+	for n := 0; n < 12; n++ {
+		full := min(time.Second<<n, maxBackoff)
+		for i := 0; i < 50; i++ {
+			d := r.backoff(n)
+			if d < full/2 || d > full {
+				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", n, d, full/2, full)
+			}
+		}
+	}
+}
+
+func TestRetryableStatus(t *testing.T) {
+	for _, c := range []int{408, 409, 429, 500, 502, 503, 504, 529} {
+		if !retryableStatus(c) {
+			t.Errorf("%d not retried", c)
+		}
+	}
+	for _, c := range []int{400, 401, 403, 404, 413, 422} {
+		if retryableStatus(c) {
+			t.Errorf("%d retried", c)
+		}
+	}
+}
+
+func TestRetrierDefaults(t *testing.T) {
+	r := newRetrier("x", "u", Config{})
+	if r.max != DefaultMaxRetries || r.budget != DefaultMaxRetryWait || r.base != DefaultRetryBaseWait {
+		t.Errorf("defaults %+v", r)
+	}
+	if r := newRetrier("x", "u", Config{MaxRetries: -1}); r.max != 0 {
+		t.Errorf("MaxRetries -1 gives %d retries", r.max)
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	e := &Error{Provider: "openai", Method: "POST", URL: "http://h/v1/chat/completions", Status: 502, Attempts: 1, Body: "bad gateway"}
+	if got := e.Error(); got != "provider openai: POST http://h/v1/chat/completions: 502 Bad Gateway: bad gateway" {
+		t.Errorf("got %q", got)
+	}
+	cut := &Error{Provider: "anthropic", Method: "POST", URL: "http://h/v1/messages", Attempts: 4, Err: errStreamCut}
+	if got := cut.Error(); got != "provider anthropic: POST http://h/v1/messages: stream cut mid-reply after 4 attempts" {
+		t.Errorf("got %q", got)
+	}
+	if !errors.Is(cut, errStreamCut) {
+		t.Error("Unwrap lost the cause")
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	if got := excerpt("a\n  b\tc", 10); got != "a b c" {
+		t.Errorf("got %q", got)
+	}
+	if got := excerpt("ééééé", 3); got != "é…" {
+		t.Errorf("cut inside a rune: %q", got)
+	}
+}
+
+func TestLocalErrorNotRetried(t *testing.T) {
+	// A failure before any request was sent is not retried.
+	r := newRetrier("x", "http://h/p", Config{RetryBaseWait: time.Millisecond})
+	calls := 0
+	_, err := r.do(ctxT(t), nil, func(_ context.Context, c *capture) (Reply, error) {
+		calls++
+		return Reply{}, errors.New("cannot encode request")
+	})
+	if calls != 1 || err == nil || err.Error() != "provider x: POST http://h/p: cannot encode request" {
+		t.Errorf("%d calls, err %v", calls, err)
+	}
+}
