@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -33,6 +35,7 @@ func TestScripts(t *testing.T) {
 			"jsonlines": jsonLines,
 			"httpget":   httpGet,
 			"killpid":   killPID,
+			"exitcode":  exitCode,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -128,11 +131,49 @@ func killPID(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("pid file: %v", err)
 	}
-	err = syscall.Kill(pid, syscall.SIGKILL)
+	if zombie(pid) { // ended, but its new parent has not reaped it
+		err = syscall.ESRCH
+	} else {
+		err = syscall.Kill(pid, syscall.SIGKILL)
+	}
 	if neg && err == nil {
 		ts.Fatalf("process %d was still running", pid)
 	}
 	if !neg && err != nil {
 		ts.Fatalf("kill %d: %v", pid, err)
+	}
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] == 'Z'
+	}
+	return false
+}
+
+// exitCode runs a command and checks its exit status: exitcode N CMD ARGS….
+func exitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N CMD [ARGS…]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if (got == want) == neg {
+		ts.Fatalf("exit status %d, want %s%d", got, map[bool]string{true: "not ", false: ""}[neg], want)
 	}
 }

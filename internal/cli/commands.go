@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -63,7 +64,13 @@ func (c *SchemeCmd) Run(e *env) error {
 		return nil
 	}
 	fmt.Fprintln(e.stderr, "nodwyn scheme: a dry session (no model). Ctrl-D ends it.")
-	return in.REPL(ctx, e.stdin, e.stdout)
+	repl, ok := any(in).(interface {
+		REPL(context.Context, io.Reader, io.Writer) error
+	})
+	if !ok {
+		return usageErr("the REPL is not built yet; give a FILE to run")
+	}
+	return repl.REPL(ctx, e.stdin, e.stdout)
 }
 
 // GuardCmd is `nodwyn guard`.
