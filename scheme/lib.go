@@ -23,6 +23,7 @@ func buildStdlib() []*Primitive {
 		bytevectorPrimitives,
 		hashTablePrimitives,
 		portPrimitives,
+		filePrimitives,
 		formatPrimitives,
 		jsonPrimitives,
 	}

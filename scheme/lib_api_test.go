@@ -2,6 +2,7 @@ package scheme
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -407,5 +408,29 @@ func TestStdlibTableIsShared(t *testing.T) {
 		if p.Doc == "" || p.Fn == nil {
 			t.Errorf("%s has no doc or no function", p.Name)
 		}
+	}
+}
+
+func TestFilePorts(t *testing.T) {
+	dir := t.TempDir()
+	in := New()
+	in.Define("dir", NewString(dir))
+	src := `
+(define path (string-append dir "/out.txt"))
+(call-with-output-file path (lambda (p) (write '(a "b") p) (newline p)))
+(with-output-to-file (string-append dir "/two.txt") (lambda () (display "second")))
+(list (file-exists? path)
+      (call-with-input-file path read)
+      (with-input-from-file (string-append dir "/two.txt") read-line)
+      (let ((p (open-input-file path))) (read-line p))
+      (begin (delete-file path) (file-exists? path))
+      (guard (e ((file-error? e) 'file-error)) (open-input-file path)))`
+	v, err := in.Eval(context.Background(), src, "files")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `(#t (a "b") "second" "(a \"b\")" #f file-error)`
+	if got := WriteString(v); got != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }

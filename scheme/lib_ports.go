@@ -30,6 +30,7 @@ type Port struct {
 	w      io.Writer        // other output port
 	interp *Interp          // console port: write to interp.Stdout
 
+	closer io.Closer // file ports: closed by close-port
 	closed bool
 }
 
@@ -425,6 +426,32 @@ func interpPrimitives(st *libState) []*Primitive {
 			}
 			return NewString(p.String()), nil
 		}),
+		prim("with-output-to-file", 2, 2, "(with-output-to-file path thunk) calls thunk with the current output port writing to the file", func(in *Interp, args []Value) (Value, error) {
+			if err := argProc("with-output-to-file", args[1]); err != nil {
+				return nil, err
+			}
+			p, err := openFilePort("with-output-to-file", args[0], true)
+			if err != nil {
+				return nil, err
+			}
+			v, err := withParam(in, st.out, p, func() (Value, error) { return in.Apply(args[1], nil) })
+			if cerr := p.Close(); err == nil && cerr != nil {
+				return nil, cerr
+			}
+			return v, err
+		}),
+		prim("with-input-from-file", 2, 2, "(with-input-from-file path thunk) calls thunk with the current input port reading the file", func(in *Interp, args []Value) (Value, error) {
+			if err := argProc("with-input-from-file", args[1]); err != nil {
+				return nil, err
+			}
+			p, err := openFilePort("with-input-from-file", args[0], false)
+			if err != nil {
+				return nil, err
+			}
+			v, err := withParam(in, st.inPort, p, func() (Value, error) { return in.Apply(args[1], nil) })
+			p.Close()
+			return v, err
+		}),
 		prim("with-input-from-string", 2, 2, "(with-input-from-string s thunk) calls thunk with the current input port reading s", func(in *Interp, args []Value) (Value, error) {
 			s, err := argString("with-input-from-string", args[0])
 			if err != nil {
@@ -587,7 +614,109 @@ func closePrim(name string) *Primitive {
 		if !ok {
 			return nil, WrongType(name, "a port", args[0])
 		}
-		p.closed = true
-		return Void, nil
+		return Void, p.Close()
 	})
+}
+
+// Close closes the port (and the file under a file port). Closing twice is
+// harmless.
+func (p *Port) Close() error {
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	if p.closer != nil {
+		if err := p.closer.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func openFilePort(proc string, v Value, output bool) (*Port, error) {
+	name, err := argString(proc, v)
+	if err != nil {
+		return nil, err
+	}
+	if output {
+		f, err := os.Create(name.S)
+		if err != nil {
+			return nil, err
+		}
+		return &Port{name: name.S, output: true, w: f, closer: f}, nil
+	}
+	f, err := os.Open(name.S)
+	if err != nil {
+		return nil, err
+	}
+	return &Port{name: name.S, input: true, src: f, closer: f}, nil
+}
+
+// callWithPort calls proc with port and closes the port when proc returns
+// normally or with an error.
+func callWithPort(in *Interp, port *Port, proc Value) (Value, error) {
+	v, err := in.Apply(proc, []Value{port})
+	if cerr := port.Close(); err == nil && cerr != nil {
+		return nil, cerr
+	}
+	return v, err
+}
+
+func filePrimitives() []*Primitive {
+	return []*Primitive{
+		prim("open-input-file", 1, 1, "(open-input-file path)", func(in *Interp, args []Value) (Value, error) {
+			return openFilePort("open-input-file", args[0], false)
+		}),
+		prim("open-output-file", 1, 1, "(open-output-file path) creates or truncates the file", func(in *Interp, args []Value) (Value, error) {
+			return openFilePort("open-output-file", args[0], true)
+		}),
+		prim("call-with-input-file", 2, 2, "(call-with-input-file path proc) calls (proc port) and closes the port", func(in *Interp, args []Value) (Value, error) {
+			if err := argProc("call-with-input-file", args[1]); err != nil {
+				return nil, err
+			}
+			p, err := openFilePort("call-with-input-file", args[0], false)
+			if err != nil {
+				return nil, err
+			}
+			return callWithPort(in, p, args[1])
+		}),
+		prim("call-with-output-file", 2, 2, "(call-with-output-file path proc) calls (proc port) and closes the port", func(in *Interp, args []Value) (Value, error) {
+			if err := argProc("call-with-output-file", args[1]); err != nil {
+				return nil, err
+			}
+			p, err := openFilePort("call-with-output-file", args[0], true)
+			if err != nil {
+				return nil, err
+			}
+			return callWithPort(in, p, args[1])
+		}),
+		prim("call-with-port", 2, 2, "(call-with-port port proc) calls (proc port) and closes the port", func(in *Interp, args []Value) (Value, error) {
+			p, ok := args[0].(*Port)
+			if !ok {
+				return nil, WrongType("call-with-port", "a port", args[0])
+			}
+			if err := argProc("call-with-port", args[1]); err != nil {
+				return nil, err
+			}
+			return callWithPort(in, p, args[1])
+		}),
+		prim("file-exists?", 1, 1, "(file-exists? path)", func(in *Interp, args []Value) (Value, error) {
+			name, err := argString("file-exists?", args[0])
+			if err != nil {
+				return nil, err
+			}
+			_, err = os.Stat(name.S)
+			return err == nil, nil
+		}),
+		prim("delete-file", 1, 1, "(delete-file path)", func(in *Interp, args []Value) (Value, error) {
+			name, err := argString("delete-file", args[0])
+			if err != nil {
+				return nil, err
+			}
+			if err := os.Remove(name.S); err != nil {
+				return nil, err
+			}
+			return Void, nil
+		}),
+	}
 }
