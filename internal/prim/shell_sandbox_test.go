@@ -16,6 +16,7 @@ import (
 // still returns about a second later.
 
 func TestSandboxBackgroundChildKeepsRunning(t *testing.T) {
+	t.Parallel()
 	for _, command := range []string{
 		"sleep 30 & echo $!",
 		"nohup sh -c 'sleep 30' & echo $!",
@@ -47,6 +48,7 @@ func TestSandboxBackgroundChildKeepsRunning(t *testing.T) {
 // A background writer after the call returned writes into a pipe that is
 // still read: it is not killed by SIGPIPE, and what it writes is dropped.
 func TestSandboxBackgroundWriterNeverWritesToAClosedPipe(t *testing.T) {
+	t.Parallel()
 	tools := newTools(t, Options{Sandbox: true})
 	marker := tools.opts.Scratch + "/wrote"
 	res := shell(t, tools, `(sleep 1.5; seq 1 100000; touch `+marker+`; exec sleep 30) & echo $!`)
@@ -71,6 +73,7 @@ func TestSandboxBackgroundWriterNeverWritesToAClosedPipe(t *testing.T) {
 // address is in the result, and it still answers after the call returned
 // and after Close, in sandbox mode only.
 func TestSandboxServerStillAnswers(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}

@@ -117,6 +117,7 @@ func TestHeadTailKeepsEverythingUnderItsMax(t *testing.T) {
 // holding its stdout returns about a second after its own program exits,
 // and the child is stopped.
 func TestShellExecBackgroundChildHoldingStdoutIsStopped(t *testing.T) {
+	t.Parallel()
 	for _, command := range []string{
 		"sleep 30 & echo $!",
 		"nohup sh -c 'sleep 30' & echo $!",
@@ -153,6 +154,7 @@ func TestShellExecStopsTheGroupEvenWhenThePipeIsClosed(t *testing.T) {
 // A process that left the command's group (setsid) but holds its output
 // is not stopped as the call returns, and is stopped by Close.
 func TestCloseStopsWhatEscapedTheGroupButHoldsThePipe(t *testing.T) {
+	t.Parallel()
 	tools, err := New(Options{Folder: t.TempDir(), Scratch: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +172,7 @@ func TestCloseStopsWhatEscapedTheGroupButHoldsThePipe(t *testing.T) {
 // A server started in the background prints its address after the
 // command's own program has exited: the address is still in the result.
 func TestShellExecKeepsWhatABackgroundServerPrintsFirst(t *testing.T) {
+	t.Parallel()
 	for _, sandbox := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sandbox=%v", sandbox), func(t *testing.T) {
 			tools := newTools(t, Options{Sandbox: sandbox})
@@ -200,6 +203,7 @@ func waitDrains(t testing.TB, tools *Tools) {
 }
 
 func TestShellExecTimeLimitStopsTheCommandInTheFullProfile(t *testing.T) {
+	t.Parallel()
 	for _, sandbox := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sandbox=%v", sandbox), func(t *testing.T) {
 			tools := newTools(t, Options{Sandbox: sandbox})
@@ -215,6 +219,7 @@ func TestShellExecTimeLimitStopsTheCommandInTheFullProfile(t *testing.T) {
 }
 
 func TestShellExecTimeLimitLeavesTheCommandRunningInTheLeanProfile(t *testing.T) {
+	t.Parallel()
 	for _, sandbox := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sandbox=%v", sandbox), func(t *testing.T) {
 			tools, err := New(Options{Folder: t.TempDir(), Scratch: t.TempDir(), Lean: true, Sandbox: sandbox})
@@ -240,6 +245,7 @@ func TestShellExecTimeLimitLeavesTheCommandRunningInTheLeanProfile(t *testing.T)
 }
 
 func TestShellExecTimeoutArgumentIsCappedByMaxTimeout(t *testing.T) {
+	t.Parallel()
 	tools := newTools(t, Options{Timeout: time.Second, MaxTimeout: time.Second})
 	res := run(t, tools, "shell-exec", map[string]any{"command": "sleep 30", "timeout": 3600})
 	if !strings.Contains(res.Output, "timed out after 1s") {
