@@ -112,3 +112,12 @@ func BenchmarkSchemeStringBuilding(b *testing.B) {
       (string-join (string-split s #\newline) " | "))))`,
 		`(render 500)`)
 }
+
+// The library's share of a fresh interpreter: installing the shared table
+// and the per-interpreter port procedures.
+func BenchmarkNewInterpWithLibrary(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = New()
+	}
+}

@@ -464,6 +464,48 @@ func listPrimitives() []*Primitive {
 		prim("for-each", 2, -1, "(for-each proc list1 list2 ...)", func(in *Interp, args []Value) (Value, error) {
 			return mapLists(in, "for-each", args[0], args[1:], false)
 		}),
+		prim("alist-copy", 1, 1, "(alist-copy alist) copies the spine and each pair", func(in *Interp, args []Value) (Value, error) {
+			vals, err := argList("alist-copy", args[0])
+			if err != nil {
+				return nil, err
+			}
+			out := make([]Value, len(vals))
+			for i, v := range vals {
+				if p, ok := v.(*Pair); ok {
+					out[i] = &Pair{Car: p.Car, Cdr: p.Cdr}
+				} else {
+					out[i] = v
+				}
+			}
+			return List(out...), nil
+		}),
+		prim("alist-delete", 2, 3, "(alist-delete key alist [=]) removes every entry whose key is equal? (or =) to key", func(in *Interp, args []Value) (Value, error) {
+			vals, err := argList("alist-delete", args[1])
+			if err != nil {
+				return nil, err
+			}
+			var out []Value
+			for _, v := range vals {
+				p, ok := v.(*Pair)
+				if !ok {
+					return nil, WrongType("alist-delete", "an association list (element is not a pair)", v)
+				}
+				same := false
+				if len(args) == 3 {
+					r, err := in.Apply(args[2], []Value{args[0], p.Car})
+					if err != nil {
+						return nil, err
+					}
+					same = IsTrue(r)
+				} else {
+					same = Equal(args[0], p.Car)
+				}
+				if !same {
+					out = append(out, p)
+				}
+			}
+			return List(out...), nil
+		}),
 		sortPrim("sort", false),
 		sortPrim("list-sort", false),
 		sortPrim("sort!", true),

@@ -2,6 +2,7 @@ package scheme
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -284,7 +285,24 @@ func interpPrimitives(st *libState) []*Primitive {
 		}
 		return emit("write", p, WriteString(args[0]))
 	})
+	gensym := prim("gensym", 0, 1, "(gensym [prefix]) returns a fresh symbol (unique within this interpreter)", func(in *Interp, args []Value) (Value, error) {
+		prefix := "g"
+		if len(args) == 1 {
+			switch x := args[0].(type) {
+			case *String:
+				prefix = x.S
+			case Symbol:
+				prefix = string(x)
+			default:
+				return nil, WrongType("gensym", "a string or symbol prefix", x)
+			}
+		}
+		st.gensym++
+		return Symbol(prefix + itoa(st.gensym)), nil
+	})
 	return []*Primitive{
+		gensym,
+		alias("generate-symbol", gensym),
 		write,
 		alias("write-shared", write),
 		alias("write-simple", write),
@@ -522,21 +540,6 @@ func interpPrimitives(st *libState) []*Primitive {
 			}
 			return p.readJSON()
 		}),
-		prim("gensym", 0, 1, "(gensym [prefix]) returns a fresh symbol (unique within this interpreter)", func(in *Interp, args []Value) (Value, error) {
-			prefix := "g"
-			if len(args) == 1 {
-				switch x := args[0].(type) {
-				case *String:
-					prefix = x.S
-				case Symbol:
-					prefix = string(x)
-				default:
-					return nil, WrongType("gensym", "a string or symbol prefix", x)
-				}
-			}
-			st.gensym++
-			return Symbol(prefix + itoa(st.gensym)), nil
-		}),
 	}
 }
 
@@ -582,6 +585,23 @@ func portPrimitives() []*Primitive {
 				return nil, err
 			}
 			return NewString(p.String()), nil
+		}),
+		prim("string->datum", 1, 1, "(string->datum s) reads the one datum in s; an error if s holds none or several", func(in *Interp, args []Value) (Value, error) {
+			s, err := argString("string->datum", args[0])
+			if err != nil {
+				return nil, err
+			}
+			vals, err := Read(s.S, "string->datum")
+			if err != nil {
+				return nil, err
+			}
+			if len(vals) != 1 {
+				return nil, &ErrorObject{Message: fmt.Sprintf("string->datum: want exactly one datum, found %d in %s", len(vals), writeStringLit(s.S)), Kind: "read"}
+			}
+			return vals[0], nil
+		}),
+		prim("datum->string", 1, 1, "(datum->string obj) is what write would print", func(in *Interp, args []Value) (Value, error) {
+			return NewString(WriteString(args[0])), nil
 		}),
 		predPrim("port?", func(v Value) bool { _, ok := v.(*Port); return ok }),
 		predPrim("input-port?", func(v Value) bool { p, ok := v.(*Port); return ok && p.input }),

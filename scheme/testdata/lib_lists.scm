@@ -85,3 +85,18 @@
 (assert-equal "stop at"
               (guard (e (#t (error-object-message e)))
                   (for-each (lambda (x) (if (= x 2) (error "stop at" x))) '(1 2 3))))
+---
+; association lists
+(define al '((a . 1) (b . 2) (a . 3)))
+(assert-equal '((b . 2)) (alist-delete 'a al))
+(assert-equal '((a . 1) (a . 3)) (alist-delete 'b al eq?))
+(define cp (alist-copy al))
+(set-cdr! (car cp) 100)
+(assert-equal 1 (cdar al))
+(assert-equal '(x "y" 3) (string->datum "(x \"y\" 3)"))
+(assert-equal "(x \"y\" #\\z)" (datum->string '(x "y" #\z)))
+(assert-true (symbol? (generate-symbol)))
+---
+(string->datum "1 2") ; ### "string->datum: want exactly one datum, found 2"
+---
+(string->datum "(1") ; ### "."
