@@ -2,11 +2,14 @@ package prim
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -203,6 +206,40 @@ func TestDeps(t *testing.T) {
 	for _, dep := range strings.Fields(string(out)) {
 		if strings.HasPrefix(dep, "github.com/nodwyn/nodwyn") && dep != "github.com/nodwyn/nodwyn/internal/prim" {
 			t.Errorf("prim imports %s; it must stay a leaf", dep)
+		}
+	}
+}
+
+func TestRunWithACancelledContext(t *testing.T) {
+	tools := newTools(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, name := range []string{"shell-exec", "fs-find", "index-grep"} {
+		if _, err := tools.Run(ctx, name, map[string]any{"command": "true", "pattern": "x"}); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: err = %v", name, err)
+		}
+	}
+}
+
+// Calls may run at the same time (a reply with several tool calls).
+func TestConcurrentCalls(t *testing.T) {
+	tools := newTools(t, Options{})
+	var wg sync.WaitGroup
+	outs := make([]string, 8)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := tools.Run(context.Background(), "shell-exec", map[string]any{"command": fmt.Sprintf("echo %d", i)})
+			if err == nil {
+				outs[i] = res.Output
+			}
+		}()
+	}
+	wg.Wait()
+	for i, out := range outs {
+		if want := fmt.Sprintf("%d\n[exit status 0]", i); out != want {
+			t.Errorf("call %d: %q, want %q", i, out, want)
 		}
 	}
 }
