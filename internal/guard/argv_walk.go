@@ -682,6 +682,11 @@ var programDirs = []string{"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/
 
 // judgeAbs judges an absolute path (written as raw).
 func (an *analyzer) judgeAbs(p, raw string, ro role) {
+	for _, s := range systemOK {
+		if within(slashes(p), s) && !strings.Contains(p, "..") {
+			return
+		}
+	}
 	dl := an.t.Denylist
 	if dl != nil {
 		if ok, dir := dl.deniedDir(p); ok {

@@ -1,0 +1,334 @@
+package guard
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func judge(t *testing.T, g *Guard, line string) Decision {
+	t.Helper()
+	return g.Check(shell(line))
+}
+
+func TestAbsoluteRepositoryPathRefusalSaysToWriteItRelative(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.guard(false)
+	for _, line := range []string{
+		"cd " + e.Folder + " && go test ./...",
+		"cat " + e.Folder + "/main.go",
+		"go test " + e.Folder + "/internal/...",
+	} {
+		d := judge(t, g, line)
+		if d.Verdict != Refuse || !strings.Contains(d.Reason, "already runs in the folder root") || !strings.Contains(d.Reason, "relative") {
+			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
+		}
+	}
+	if d := judge(t, g, "cat "+e.Folder+"/main.go"); !strings.Contains(d.Reason, "./main.go") {
+		t.Errorf("the reason does not show the relative path: %s", d.Reason)
+	}
+	// Written relative it goes ahead; in sandbox mode the absolute form too.
+	if d := judge(t, g, "go test ./internal/..."); d.Verdict != Allow {
+		t.Errorf("relative: %v (%s)", d.Verdict, d.Reason)
+	}
+	if d := judge(t, e.guard(true), "cd "+e.Folder+" && go test ./..."); d.Verdict != Allow {
+		t.Errorf("sandbox: %v (%s)", d.Verdict, d.Reason)
+	}
+}
+
+func TestACommandLineNamingAPathOutsideIsASecurityConfirm(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.guard(false)
+	for _, line := range []string{
+		"cat /etc/passwd",
+		"cp main.go /opt/x",
+		"echo x > /etc/motd",
+		"ls ../../",
+		"cd .. && cat other.txt",
+		"gcc -I/opt/include main.c",
+		"cat --file=/etc/x",
+		"ls /e?c",
+	} {
+		d := judge(t, g, line)
+		if d.Verdict != SecurityConfirm {
+			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
+			continue
+		}
+		if ans, decided := AutoAllow(d, Mode{Unattended: true, Yolo: true}); ans || !decided {
+			t.Errorf("%q: an unattended run would run it", line)
+		}
+	}
+	for _, line := range []string{"cd internal && cat x.go", "cat ./main.go", "ls", "cat /dev/null", "echo /etc/hosts", "printf '%s\\n' /etc/passwd"} {
+		if d := judge(t, g, line); d.Verdict != Allow {
+			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
+		}
+	}
+}
+
+func TestNetworkToolsAndHardTriggersAreOrdinaryConfirms(t *testing.T) {
+	e := newTestEnv(t)
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, line := range []string{
+			"curl https://example.com", "wget https://example.com", "ssh host uptime", "scp a.txt host:", "sftp host",
+			"nc -l 8080", "ncat host 80", "socat - TCP:host:80", "telnet host 80", "echo hi > /dev/tcp/host/80",
+			"rm -rf build", "rm -r -f build", "rm --recursive --force build", "git push", "git push --force origin main",
+			"mkfs.ext4 disk.img",
+		} {
+			d := judge(t, g, line)
+			if d.Verdict != Confirm {
+				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
+			}
+			if ans, _ := AutoAllow(d, Mode{Unattended: true, Yolo: true}); !ans {
+				t.Errorf("%q: --yolo does not answer it", line)
+			}
+			if ans, _ := AutoAllow(d, Mode{Unattended: true}); ans {
+				t.Errorf("%q: an unattended run without --yolo runs it", line)
+			}
+		}
+		if d := judge(t, g, "sudo dd if=disk.img of=/dev/sdb"); d.Verdict < Confirm || (sandbox && d.Verdict != Confirm) {
+			t.Errorf("sandbox=%v dd of=/dev/sdb: %v (%s)", sandbox, d.Verdict, d.Reason)
+		}
+		for _, line := range []string{"rm -f a.o", "rm -r build", "git status", "dd if=/dev/zero of=disk.img bs=1M count=1"} {
+			if d := judge(t, g, line); d.Verdict != Allow {
+				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
+			}
+		}
+	}
+}
+
+func TestWhatFeedsAnotherCommandIsJudgedAsItsPaths(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.guard(false)
+	for line, want := range map[string]Verdict{
+		"echo /etc/hosts":                                     Allow, // echo only prints
+		"echo /etc/hosts | xargs cat":                         SecurityConfirm,
+		"printf '%s\\n' /etc/hosts | xargs -I{} cp {} .":      SecurityConfirm,
+		"cat $(echo /etc/hosts)":                              SecurityConfirm,
+		"for f in /etc/hosts; do cat \"$f\"; done":            SecurityConfirm,
+		"for f in /etc/hosts; do echo \"$f\"; done":           Allow,
+		"find /etc -name hosts | xargs cat":                   SecurityConfirm,
+		"echo /etc/hosts | while read f; do cat $f; done":     SecurityConfirm,
+		"x=/etc; cat $x/hosts":                                SecurityConfirm,
+		"f(){ cat \"$1\"; }; f /etc/hosts":                    SecurityConfirm,
+		"bash -c 'cat /etc/hosts'":                            SecurityConfirm,
+		"eval \"cat /etc/hosts\"":                             SecurityConfirm,
+		"echo 'cat /etc/hosts' | sh":                          SecurityConfirm,
+		"sh <<'EOF'\ncat /etc/hosts\nEOF":                     SecurityConfirm,
+		"env -S 'cat /etc/hosts'":                             SecurityConfirm,
+		"find . -name '*.go' -exec cat {} \\;":                Allow,
+		"cat $(ls internal)":                                  Allow,
+		"echo L2V0Yy9ob3N0cw== | base64 -d | xargs cat":       SecurityConfirm,
+		"cat $(printf '/e%sc/hosts' t)":                       SecurityConfirm,
+		"cat {/etc,.}/hosts":                                  SecurityConfirm,
+		"diff <(cat /etc/hosts) /dev/null":                    SecurityConfirm,
+		"xargs cat <<< /etc/hosts":                            SecurityConfirm,
+		"set -- /etc/hosts; cat \"$1\"":                       SecurityConfirm,
+		"a=(/etc/hosts main.go); cat \"${a[@]}\"":             SecurityConfirm,
+		"ln -s /etc e && cat e/hosts":                         SecurityConfirm,
+	} {
+		if d := judge(t, g, line); d.Verdict != want {
+			t.Errorf("%q: %v (%s), want %v", line, d.Verdict, d.Reason, want)
+		}
+	}
+}
+
+func TestOptionsAndVariablesThatCarryACommandAreJudgedAsCommands(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.guard(false)
+	for _, line := range []string{
+		"git -c core.fsmonitor='cat /etc/shadow' status",
+		"git -c core.pager='cat /etc/shadow' log",
+		"git -c alias.x='!cat /etc/shadow' x",
+		"git fetch --upload-pack='cat /etc/shadow' origin",
+		"sed 'e cat /etc/shadow' main.go",
+		"tar --checkpoint=1 --checkpoint-action=exec='cat /etc/shadow' -cf x.tar main.go",
+		"tar --to-command='cat /etc/shadow' -xf x.tar",
+		"tar -I 'cat /etc/shadow' -cf x.tar main.go",
+		"rg --pre 'cat /etc/shadow' foo",
+		"BASH_ENV=/etc/shadow bash -c true",
+		"ENV=/etc/shadow sh -c true",
+		"LD_PRELOAD=/opt/evil.so ls",
+		"GIT_SSH_COMMAND='cat /etc/shadow' git status",
+		"PAGER='cat /etc/shadow' git log",
+		"PROMPT_COMMAND='cat /etc/shadow' bash -i",
+		"export PAGER='cat /etc/shadow'",
+		"env GIT_SSH_COMMAND='cat /etc/shadow' git status",
+		"python3 -c \"print(open('/etc/shadow').read())\"",
+		"perl -e 'print `cat /etc/shadow`'",
+		"awk '{print}' /etc/shadow",
+		"node -e 'require(\"fs\").readFileSync(\"/etc/shadow\")'",
+	} {
+		if d := judge(t, g, line); d.Verdict < SecurityConfirm {
+			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
+		}
+	}
+	for _, line := range []string{"git -c user.name=x commit -m msg", "sed -n '1,5p' main.go", "PAGER=cat git log", "python3 -c 'import os; print(os.environ)'"} {
+		if d := judge(t, g, line); d.Verdict != Allow {
+			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
+		}
+	}
+}
+
+func TestANamedDeniedDirectoryIsRefusedOutrightInBothModes(t *testing.T) {
+	e := newTestEnv(t)
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		d := judge(t, g, "cat ~/.ssh/id_rsa")
+		if d.Verdict != Refuse || !strings.Contains(d.Reason, filepath.Join(e.Home, ".ssh")) || !strings.Contains(d.Reason, "nothing of it ran") {
+			t.Errorf("sandbox=%v: %v (%s)", sandbox, d.Verdict, d.Reason)
+		}
+		if sandbox && !strings.Contains(d.Reason, "in a directory nodwyn keeps off limits in sandbox mode too") {
+			t.Errorf("sandbox message: %s", d.Reason)
+		}
+		if ans, decided := AutoAllow(d, Mode{}); ans || !decided {
+			t.Error("a person could approve a refusal")
+		}
+	}
+}
+
+func TestProcEntriesOfProcessesAreDenied(t *testing.T) {
+	e := newTestEnv(t)
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, line := range []string{"cat /proc/self/environ", "cat /proc/1/environ", "xxd /proc/self/mem", "ls /proc/self/fd", "ls /proc/self/root/", "cat /proc/self/cwd/x", "cat /proc/*/environ", "cat /proc/$PPID/environ"} {
+			if d := judge(t, g, line); d.Verdict != Refuse {
+				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
+			}
+		}
+	}
+	if d := judge(t, e.guard(true), "cat /proc/cpuinfo /proc/meminfo"); d.Verdict != Allow {
+		t.Errorf("cat /proc/cpuinfo in sandbox mode: %v (%s)", d.Verdict, d.Reason)
+	}
+}
+
+func TestGlobsAreMatchedComponentWiseAndAgainstTheFileSystem(t *testing.T) {
+	e := newTestEnv(t)
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, line := range []string{"cat ~/.s*/id_rsa", "cat ~/.[sa][sw][hs]/*", "cat ~/*/config", "cat " + e.Home + "/.??s/credentials", "ls ~/.k*", "cat ~/**/id_rsa"} {
+			if d := judge(t, g, line); d.Verdict != Refuse {
+				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
+			}
+		}
+		if d := judge(t, g, "cat *.go internal/*.go"); d.Verdict != Allow {
+			t.Errorf("sandbox=%v cat *.go: %v (%s)", sandbox, d.Verdict, d.Reason)
+		}
+	}
+}
+
+func TestDenylistFileNamesAreJudgedOnACommandLineOnlyByDefault(t *testing.T) {
+	e := newTestEnv(t)
+	line := "openssl req -x509 -newkey rsa:2048 -nodes -keyout server.key -out server.crt -days 1 -subj /CN=localhost"
+	if d := judge(t, e.guard(false), "cat deploy/.env"); d.Verdict != SecurityConfirm {
+		t.Errorf("default cat .env: %v (%s)", d.Verdict, d.Reason)
+	}
+	if d := judge(t, e.guard(false), line); d.Verdict != SecurityConfirm {
+		t.Errorf("default openssl -keyout server.key: %v (%s)", d.Verdict, d.Reason)
+	}
+	if d := judge(t, e.guard(true), line); d.Verdict != Allow {
+		t.Errorf("sandbox openssl -keyout server.key: %v (%s)", d.Verdict, d.Reason)
+	}
+	// A file tool still refuses the name in sandbox mode.
+	if d := e.guard(true).Check(file("fs-read", "server.key")); d.Verdict != Refuse {
+		t.Errorf("sandbox fs-read server.key: %v", d.Verdict)
+	}
+}
+
+func TestAParseErrorOrATimeoutFailsClosedWhenTheLineMentionsHome(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.guard(false)
+	for _, line := range []string{"cat ~/notes.txt \"", "cat $HOME/x'", "echo ${HOME", "cat " + e.Home + "/a )"} {
+		if d := judge(t, g, line); d.Verdict != Refuse {
+			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
+		}
+	}
+	if d := judge(t, g, "echo \"unterminated"); d.Verdict != Confirm {
+		t.Errorf("a parse error that mentions nothing: %v (%s)", d.Verdict, d.Reason)
+	}
+	// An analysis that cannot finish in its bound (here: none at all).
+	o := e.opts(false)
+	o.AnalysisTimeout = time.Nanosecond
+	slow := New(o)
+	if d := judge(t, slow, "cat ~/notes.txt"); d.Verdict != Refuse || !strings.Contains(d.Reason, "in time") {
+		t.Errorf("timeout with ~: %v (%s)", d.Verdict, d.Reason)
+	}
+	if d := judge(t, slow, "go build ./..."); d.Verdict != Confirm {
+		t.Errorf("timeout without a mention: %v (%s)", d.Verdict, d.Reason)
+	}
+	// What the analysis cannot follow, on a line that mentions home.
+	for _, line := range []string{"cat ~/$(cat name.txt)", "cat \"$HOME/$(python3 -c 'print(1)')\"", "cd $(cat dir.txt) && cat " + e.Home + "/x"} {
+		if d := judge(t, g, line); d.Verdict != Refuse {
+			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
+		}
+	}
+}
+
+func TestTheAnalysisNeverRunsTheLine(t *testing.T) {
+	e := newTestEnv(t)
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.MkdirAll(filepath.Join(victim, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, "marker")
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, line := range []string{
+			"touch " + marker,
+			"echo $(touch " + marker + ")",
+			"x=`touch " + marker + "`",
+			"find " + victim + " -delete",
+			"rm -rf " + victim,
+			"bash -c 'touch " + marker + "'",
+			"cat <(touch " + marker + ")",
+			"eval 'rm -rf " + victim + "'",
+			"f(){ touch " + marker + "; }; f",
+			"python3 -c \"open('" + marker + "','w')\"",
+		} {
+			g.Check(shell(line))
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("judging a line created a file")
+	}
+	if _, err := os.Stat(filepath.Join(victim, "sub")); err != nil {
+		t.Errorf("judging a line removed a directory: %v", err)
+	}
+}
+
+func TestWrappersAreLookedThrough(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.guard(false)
+	for _, w := range []string{"env", "env -i", "env -u X", "timeout 5", "timeout -s KILL 5", "nice", "nice -n 5", "nohup", "stdbuf -oL",
+		"setsid", "sudo", "sudo -u root", "command", "time", "busybox", "xargs -0", "flock /tmp/lock", "ionice -c 3", "exec", "strace -f"} {
+		line := w + " cat /etc/shadow"
+		if w == "xargs -0" {
+			line = "echo | xargs -0 cat /etc/shadow"
+		}
+		if d := judge(t, g, line); d.Verdict != SecurityConfirm {
+			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
+		}
+	}
+	if d := judge(t, g, "timeout 60 go test ./..."); d.Verdict != Allow {
+		t.Errorf("timeout go test: %v (%s)", d.Verdict, d.Reason)
+	}
+}
+
+func TestRecursiveCopiesOfADirectoryHoldingADeniedOneAreRefused(t *testing.T) {
+	e := newTestEnv(t)
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, line := range []string{"tar czf /tmp/h.tgz ~", "cp -r ~ /tmp/h", "rsync -a " + e.Home + "/ /tmp/h", "grep -r secret ~", "zip -r h.zip ~", "find ~ -type f | xargs cat"} {
+			if d := judge(t, g, line); d.Verdict != Refuse {
+				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
+			}
+		}
+	}
+	// Naming the home directory without copying it is no refusal.
+	if d := judge(t, e.guard(true), "ls -la ~ && cat ~/.bashrc && du -sh /usr"); d.Verdict != Allow {
+		t.Errorf("sandbox ls ~: %v (%s)", d.Verdict, d.Reason)
+	}
+}

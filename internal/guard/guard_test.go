@@ -1,0 +1,93 @@
+package guard
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+type funcChecker struct {
+	name string
+	f    func(Request) Decision
+}
+
+func (c funcChecker) Name() string               { return c.name }
+func (c funcChecker) Check(req Request) Decision { return c.f(req) }
+
+func TestVerdictNames(t *testing.T) {
+	for v, s := range map[Verdict]string{Allow: "allow", Confirm: "confirm", SecurityConfirm: "security-confirm", Refuse: "refuse"} {
+		if v.String() != s {
+			t.Errorf("%d: %q", v, v.String())
+		}
+	}
+}
+
+func TestProjectCheckersCanOnlyTighten(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.guard(false)
+	g.AddChecker(funcChecker{"lenient", func(Request) Decision {
+		return Decision{Verdict: Allow, Reason: "the project allows everything"}
+	}})
+	g.AddChecker(funcChecker{"broken-verdict", func(Request) Decision { return Decision{Verdict: Verdict(-1)} }})
+	if d := g.Check(shell("cat ~/.ssh/id_rsa")); d.Verdict != Refuse || d.Checker != "ArgvTrigger" {
+		t.Errorf("a project Allow loosened a refusal: %v by %s", d.Verdict, d.Checker)
+	}
+	if d := g.Check(shell("curl https://example.com")); d.Verdict != Refuse {
+		// the broken checker's out-of-range verdict counts as a refusal
+		t.Errorf("an out-of-range project verdict: %v by %s", d.Verdict, d.Checker)
+	}
+
+	g = e.guard(false)
+	g.AddChecker(funcChecker{"no-go-mod", func(req Request) Decision {
+		if filepath.Base(argString(req, "path")) == "go.mod" {
+			return Decision{Verdict: Refuse, Reason: "go.mod is edited by go mod tidy only"}
+		}
+		return Decision{}
+	}})
+	g.AddChecker(funcChecker{"panics", func(req Request) Decision {
+		if req.Tool == "fs-read" && argString(req, "path") == "boom" {
+			panic("boom")
+		}
+		return Decision{}
+	}})
+	if d := g.Check(file("fs-write", "go.mod")); d.Verdict != Refuse || d.Checker != "no-go-mod" {
+		t.Errorf("a project refusal: %v by %s", d.Verdict, d.Checker)
+	}
+	if d := g.Check(file("fs-write", "main.go")); d.Verdict != Allow {
+		t.Errorf("ordinary write: %v by %s (%s)", d.Verdict, d.Checker, d.Reason)
+	}
+	if d := g.Check(file("fs-read", "boom")); d.Verdict != Refuse || d.Checker != "panics" {
+		t.Errorf("a panicking checker: %v by %s", d.Verdict, d.Checker)
+	}
+}
+
+func TestUnknownToolsAndEmptyArgumentsAreNoObjection(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.guard(false)
+	for _, req := range []Request{
+		{Tool: "git-status"}, {Tool: "shell-read", Args: map[string]any{"id": 3}}, {Tool: "project-tool", Args: map[string]any{"x": "/etc"}},
+		{Tool: "shell-exec"}, {Tool: "fs-read", Args: map[string]any{"path": 7}},
+	} {
+		if d := g.Check(req); d.Verdict != Allow {
+			t.Errorf("%v: %v (%s)", req, d.Verdict, d.Reason)
+		}
+	}
+}
+
+func TestNewFillsDefaultsFromTheEnvironment(t *testing.T) {
+	home := t.TempDir()
+	cfg := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("CREDENTIALS_DIRECTORY", filepath.Join(home, "creds"))
+	g := New(Options{Folder: filepath.Join(home, "proj")})
+	o := g.Options()
+	if o.Home != home || o.ConfigDir != filepath.Join(cfg, "nodwyn") || o.DataDir != filepath.Join(home, ".local", "share", "nodwyn") || o.CredentialsDir != filepath.Join(home, "creds") || o.AnalysisTimeout <= 0 {
+		t.Errorf("defaults: %+v", o)
+	}
+	for _, p := range []string{filepath.Join(cfg, "nodwyn", "x"), filepath.Join(home, "creds", "k")} {
+		if ok, _ := g.Denylist().Denied(p); !ok {
+			t.Errorf("%s not denied", p)
+		}
+	}
+}
