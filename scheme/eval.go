@@ -437,6 +437,12 @@ func (th *thread) raise(obj Value, continuable bool, pos *Pos, name string) Valu
 			th.raise(Errorf("%s", msg), false, pos, name)
 		}
 	}
+	// Unwinding costs time in proportion to the stack depth: charge it to
+	// the step budget so raising in a loop cannot escape it.
+	th.tick -= 1 + len(th.calls)/16
+	if th.tick <= 0 {
+		th.poll()
+	}
 	panic(&raiseSig{val: obj, pos: posOf(pos), stack: th.snapshot(pos, name)})
 }
 
@@ -462,13 +468,32 @@ func (th *thread) snapshot(pos *Pos, name string) []Frame {
 	if name != "" {
 		add(Frame{Pos: posOf(pos), Proc: name})
 	}
-	for i := len(th.calls) - 1; i >= 0 && len(out) < maxTrace; i-- {
+	frame := func(i int) {
 		c := th.calls[i]
 		n := c.name
 		if n == "" {
 			n = "lambda"
 		}
 		add(Frame{Pos: posOf(c.pos), Proc: n})
+	}
+	// the innermost frames, then the outermost ones: a deep recursion
+	// costs no more than a shallow one
+	n := len(th.calls)
+	low := n - 200
+	if low < 0 {
+		low = 0
+	}
+	for i := n - 1; i >= low && len(out) < maxTrace; i-- {
+		frame(i)
+	}
+	if low > 0 {
+		if low > 10 {
+			out = append(out, Frame{Proc: "...", Repeat: low - 10})
+			low = 10
+		}
+		for i := low - 1; i >= 0; i-- {
+			frame(i)
+		}
 	}
 	return out
 }
