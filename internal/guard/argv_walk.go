@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -61,6 +62,7 @@ type analyzer struct {
 	depth   int
 	visited map[*syntax.Stmt]bool
 	inFunc  map[string]int
+	lstats  lstatCache
 
 	best      Decision
 	uncertain bool // something on the line could not be followed
@@ -80,6 +82,7 @@ func newAnalyzer(t *ArgvTrigger, line string, deadline time.Time) *analyzer {
 		vars: map[string]expand.Variable{}, funcs: map[string]*syntax.Stmt{},
 		cwd: cwd, cwdOK: true, aliases: map[string]string{},
 		visited: map[*syntax.Stmt]bool{}, inFunc: map[string]int{},
+		lstats: lstatCache{},
 	}
 }
 
@@ -687,14 +690,15 @@ func (an *analyzer) judgeAbs(p, raw string, ro role) {
 			return
 		}
 	}
+	phys := an.phys(p)
 	dl := an.t.Denylist
 	if dl != nil {
-		if ok, dir := dl.deniedDir(p); ok {
+		if ok, dir := dl.deniedDirPhys(p, phys); ok {
 			an.deny(filepath.Clean(p), dir)
 			return
 		}
 		if ro == roleRecursive {
-			if ok, dir := dl.ancestorOfDenied(p); ok {
+			if ok, dir := dl.ancestorOfDenied(p, phys); ok {
 				an.find(Refuse, fmt.Sprintf("the line copies, lists or searches %s recursively, and it holds %s, a directory nodwyn keeps off limits because it holds credentials; nobody can approve that, so it was refused and nothing of it ran; name the files or directories you need instead", filepath.Clean(p), dir))
 				return
 			}
@@ -719,18 +723,17 @@ func (an *analyzer) judgeAbs(p, raw string, ro role) {
 			}
 		}
 	}
-	phys := physical(p)
 	folder := an.t.Folder
-	if folder != "" && folder != "/" && within(lex, folder) && (within(phys, folder) || within(phys, physical(folder))) {
+	if folder != "" && folder != "/" && within(lex, folder) && (within(phys, folder) || within(phys, an.phys(folder))) {
 		if filepath.IsAbs(raw) && strings.Contains(an.line, folder) && !(an.t.Scratch != "" && within(lex, an.t.Scratch)) {
 			an.find(Refuse, fmt.Sprintf("the line names %s by its absolute path inside the folder; a command already runs in the folder root (%s), so write the path relative to it (for example %s) and run the line again", lex, folder, relOrDot(folder, lex)))
 		}
 		return
 	}
-	if an.t.Scratch != "" && within(lex, an.t.Scratch) && within(phys, physical(an.t.Scratch)) {
+	if an.t.Scratch != "" && within(lex, an.t.Scratch) && within(phys, an.phys(an.t.Scratch)) {
 		return
 	}
-	if an.t.Tmp && within(lex, "/tmp") && within(phys, physical("/tmp")) {
+	if an.t.Tmp && within(lex, "/tmp") && within(phys, an.phys("/tmp")) {
 		return
 	}
 	an.find(SecurityConfirm, fmt.Sprintf("the line names %s, outside the folder and the scratch directory; a person is asked (an unattended run declines), so work with files in the folder or in the scratch directory ($TMPDIR) instead", lex))
@@ -776,13 +779,53 @@ func (an *analyzer) judgeGlob(p string, ro role) {
 	if ro != roleMention {
 		an.judgeAbs(lit, lit, roleOperand)
 	}
-	matches, _ := filepath.Glob(pat)
-	if len(matches) > 256 {
-		matches = matches[:256]
-	}
-	for _, m := range matches {
+	for _, m := range an.glob(comps) {
 		an.judgeAbs(m, m, ro)
 	}
+}
+
+// phys resolves a path physically, remembering what it learnt.
+func (an *analyzer) phys(p string) string { return physicalDepth(p, 0, an.lstats) }
+
+// glob expands a pattern's components against the file system, bounded in
+// directory reads and matches (beyond the bound the line is uncertain).
+func (an *analyzer) glob(comps []string) []string {
+	const maxReads, maxMatches = 32, 256
+	matches := []string{"/"}
+	reads := 0
+	for _, c := range comps {
+		var next []string
+		for _, m := range matches {
+			an.tick()
+			if !strings.ContainsAny(c, "*?[") {
+				next = append(next, filepath.Join(m, c))
+				continue
+			}
+			if reads >= maxReads {
+				an.uncertain = true
+				break
+			}
+			if m == "/proc" || m == "/sys" {
+				continue // judged by name above; too large to list
+			}
+			reads++
+			ents, err := os.ReadDir(m)
+			if err != nil {
+				continue
+			}
+			for _, e := range ents {
+				if ok, _ := filepath.Match(c, e.Name()); ok {
+					next = append(next, filepath.Join(m, e.Name()))
+				}
+			}
+			if len(next) > maxMatches {
+				next = next[:maxMatches]
+				an.uncertain = true
+			}
+		}
+		matches = next
+	}
+	return matches
 }
 
 // globReaches reports whether a pattern's components match a directory's
@@ -830,6 +873,5 @@ func (an *analyzer) setCwd(dir string) {
 	if !filepath.IsAbs(dir) {
 		dir = joinRaw(an.cwd, dir)
 	}
-	an.cwd = physical(an.unalias(dir))
+	an.cwd = an.phys(an.unalias(dir))
 }
-

@@ -110,11 +110,15 @@ func (d *PathDenylist) excepted(lex, phys string) bool {
 // deniedDir reports the protected directory (or /proc entry) an absolute
 // path is in, judged lexically and physically. Names are not judged.
 func (d *PathDenylist) deniedDir(p string) (bool, string) {
+	return d.deniedDirPhys(p, physical(p))
+}
+
+// deniedDirPhys is deniedDir with the physical path already resolved.
+func (d *PathDenylist) deniedDirPhys(p, phys string) (bool, string) {
 	if p == "" || !filepath.IsAbs(p) {
 		return false, ""
 	}
 	lex := filepath.Clean(p)
-	phys := physical(p)
 	for _, q := range []string{lex, phys, slashes(p)} {
 		if procDenied.MatchString(q) {
 			return true, q
@@ -134,9 +138,8 @@ func (d *PathDenylist) deniedDir(p string) (bool, string) {
 // ancestorOfDenied reports whether an absolute path is a directory that
 // holds one of the denied directories (the home directory, "/"): copying
 // or searching it recursively reaches what the denylist protects.
-func (d *PathDenylist) ancestorOfDenied(p string) (bool, string) {
+func (d *PathDenylist) ancestorOfDenied(p, phys string) (bool, string) {
 	lex := filepath.Clean(p)
-	phys := physical(p)
 	for _, dir := range d.Dirs {
 		for _, q := range []string{lex, phys} {
 			if q != dir && within(dir, q) {

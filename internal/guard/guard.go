@@ -307,9 +307,39 @@ func within(p, dir string) bool {
 // links are followed component by component before a ".." is applied. A
 // component that does not exist ends the resolution; the rest is applied
 // lexically.
-func physical(p string) string { return physicalDepth(p, 0) }
+func physical(p string) string { return physicalDepth(p, 0, nil) }
 
-func physicalDepth(p string, depth int) string {
+// lstatCache remembers what one analysis learnt about path components.
+type lstatCache map[string]lstatEntry
+
+type lstatEntry struct {
+	missing bool
+	link    string // the link's target, or "" for anything but a link
+}
+
+func (c lstatCache) lstat(p string) lstatEntry {
+	if c != nil {
+		if e, ok := c[p]; ok {
+			return e
+		}
+	}
+	var e lstatEntry
+	fi, err := os.Lstat(p)
+	switch {
+	case err != nil:
+		e.missing = true
+	case fi.Mode()&os.ModeSymlink != 0:
+		if t, err := os.Readlink(p); err == nil && t != "" {
+			e.link = t
+		}
+	}
+	if c != nil {
+		c[p] = e
+	}
+	return e
+}
+
+func physicalDepth(p string, depth int, cache lstatCache) string {
 	if !filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
@@ -324,20 +354,16 @@ func physicalDepth(p string, depth int) string {
 			continue
 		}
 		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
-		if err != nil {
+		e := cache.lstat(next)
+		if e.missing {
 			return filepath.Join(next, strings.Join(parts[i+1:], "/"))
 		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			t, err := os.Readlink(next)
-			if err != nil || depth > 40 {
-				cur = next
-				continue
-			}
+		if e.link != "" && depth <= 40 {
+			t := e.link
 			if !filepath.IsAbs(t) {
 				t = cur + "/" + t
 			}
-			cur = physicalDepth(t, depth+1)
+			cur = physicalDepth(t, depth+1, cache)
 			continue
 		}
 		cur = next

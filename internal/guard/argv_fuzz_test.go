@@ -1,0 +1,43 @@
+package guard
+
+import (
+	"testing"
+	"time"
+)
+
+// FuzzArgvAnalysis: the analysis never panics and always returns within
+// its bound, whatever the line. Seeded from the suites.
+func FuzzArgvAnalysis(f *testing.F) {
+	e := newTestEnv(f)
+	for _, name := range []string{"exfil.txt", "legit.txt"} {
+		for _, l := range readSuite(f, name) {
+			f.Add(e.expand(l.Line))
+		}
+	}
+	for _, s := range []string{"", "'", "$(", "${", "{a,b}{c,d}{e,f}", "a=(", "<<EOF", "f(){ f; }; f", "eval eval eval x", "{1..100000}", "$((1/0))", "cat <(<(<(x)))"} {
+		f.Add(s)
+	}
+	const bound = 50 * time.Millisecond
+	o := e.opts(false)
+	o.AnalysisTimeout = bound
+	def := New(o)
+	o.Sandbox = true
+	sb := New(o)
+	f.Fuzz(func(t *testing.T, line string) {
+		for _, g := range []*Guard{def, sb} {
+			start := time.Now()
+			d := g.argv.Judge(line)
+			// The bound is enforced by a timer; the slack covers a
+			// machine busy with fuzzing workers.
+			if el := time.Since(start); el > 2*bound+2*time.Second {
+				t.Fatalf("judging %q took %v", line, el)
+			}
+			if d.Verdict < Allow || d.Verdict > Refuse {
+				t.Fatalf("judging %q gave verdict %d", line, d.Verdict)
+			}
+			if d.Verdict != Allow && d.Reason == "" {
+				t.Fatalf("judging %q gave %v without a reason", line, d.Verdict)
+			}
+		}
+	})
+}
