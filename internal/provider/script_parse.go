@@ -110,10 +110,7 @@ func ParseScript(name string, src []byte) (*Script, error) {
 			}
 			cur.ToolCalls = append(cur.ToolCalls, ToolCall{Name: callName, Arguments: args})
 		default:
-			if strings.HasPrefix(line, `\`) {
-				line = line[1:]
-			}
-			text = append(text, line)
+			text = append(text, strings.TrimPrefix(line, `\`))
 		}
 	}
 	flush()

@@ -261,3 +261,29 @@ func BenchmarkScriptTurn(b *testing.B) {
 		}
 	}
 }
+
+// The example in docs/script-provider.md parses and runs as described.
+func TestScriptDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/script-provider.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(doc), "## Format")
+	_, block, _ := strings.Cut(after, "```\n")
+	block, _, _ = strings.Cut(block, "```")
+	s, err := ParseScript("doc.script", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	say(t, s, user("fix"))
+	if r, _ := say(t, s, result("--- FAIL: TestAdd", true)); len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "fs-edit" {
+		t.Errorf("FAIL branch: %+v", r)
+	}
+	say(t, s, result("ok", false))
+	if r, _ := say(t, s, result("ok", false)); r.Text != "The tests pass now. Done." {
+		t.Errorf("last reply %q", r.Text)
+	}
+	if r, _ := say(t, s, user("x")); r.Text != "All done." {
+		t.Errorf("exhausted %q", r.Text)
+	}
+}
