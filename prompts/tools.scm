@@ -34,6 +34,7 @@
 
 (define (full-tool-description name)
   (let ((base (alist-ref full-tool-descriptions name name)))
-    (if (and (sandbox?) (string=? name "shell-exec"))
-        (string-append base " Whatever the program starts in the background keeps running after it ends.")
-        base)))
+    (cond
+     ((not (string=? name "shell-exec")) base)
+     ((sandbox?) (string-append base " Whatever the program starts in the background keeps running after it ends."))
+     (else (string-append base " Whatever the program starts in the background is stopped when it ends: start servers with shell-start.")))))

@@ -52,6 +52,32 @@ func (s *Session) bind() {
 			return scheme.Void, in.Load(s.ctx(), nodwyn.FS, name)
 		})
 
+	// The interpreter's own file procedures would reach the file system past
+	// the guard; in a session they are replaced. Files go through the tools.
+	for _, name := range []string{"open-input-file", "open-output-file", "call-with-input-file", "call-with-output-file",
+		"with-input-from-file", "with-output-to-file", "delete-file", "file-exists?", "read-file", "open-binary-input-file", "open-binary-output-file"} {
+		if _, ok := in.Lookup(name); !ok {
+			continue
+		}
+		name := name
+		reg(name, 0, -1, "("+name+" …) is not available in a nodwyn session: files are read and written through (call-tool …), which the guard judges.",
+			func([]scheme.Value) (scheme.Value, error) {
+				return nil, scheme.Errorf("%s: not available in a nodwyn session; use (call-tool \"fs-read\" …) or (call-tool \"fs-write\" …), which the guard judges", name)
+			})
+	}
+	reg("load", 1, 1, "(load path) loads a Scheme file from the folder's .nodwyn/ directory or nodwyn's configuration directory (a relative path is relative to .nodwyn/).",
+		func(args []scheme.Value) (scheme.Value, error) {
+			var p string
+			if err := scheme.UnpackArgs("load", args, &p); err != nil {
+				return nil, err
+			}
+			path, err := s.loadablePath(p)
+			if err != nil {
+				return nil, err
+			}
+			return scheme.Void, in.LoadFile(s.ctx(), path)
+		})
+
 	reg("tools", 0, 0, "(tools) lists the names of the tools offered in this folder.", func([]scheme.Value) (scheme.Value, error) {
 		if s.tools == nil {
 			return scheme.Nil, nil
@@ -241,3 +267,28 @@ func decisionAlist(verdict, checker, reason string) scheme.Value {
 }
 
 var _ = fmt.Sprintf
+
+// loadablePath resolves a path for (load …): inside <folder>/.nodwyn or the
+// configuration directory, by its physical path.
+func (s *Session) loadablePath(p string) (string, error) {
+	base := filepath.Join(s.opts.Folder, ".nodwyn")
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", scheme.Errorf("load: %v", err)
+	}
+	for _, root := range []string{base, s.opts.Dirs.Config} {
+		if root == "" {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			root = r
+		}
+		if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return real, nil
+		}
+	}
+	return "", scheme.Errorf("load: %s is outside %s and %s; a session loads Scheme only from those", p, base, s.opts.Dirs.Config)
+}
