@@ -804,11 +804,7 @@ func joinMarkers(words []string) []string {
 func (an *analyzer) printf(args []string) string {
 	if len(args) > 1 && args[0] == "-v" {
 		if len(args) > 2 {
-			s, _, err := expand.Format(an.cfg(), args[2], args[3:])
-			if err != nil {
-				s = strings.Join(args[2:], " ")
-			}
-			an.setVar(args[1], s)
+			an.setVar(args[1], an.format(args[2], args[3:]))
 		}
 		return ""
 	}
@@ -818,12 +814,26 @@ func (an *analyzer) printf(args []string) string {
 	if len(args) == 0 {
 		return ""
 	}
-	s, _, err := expand.Format(an.cfg(), args[0], args[1:])
-	if err != nil {
-		return strings.Join(args, " ")
-	}
+	s := an.format(args[0], args[1:])
 	an.scanText(s, false)
 	return s
+}
+
+// format is printf's output: the format is reused while arguments remain.
+func (an *analyzer) format(format string, args []string) string {
+	var b strings.Builder
+	for i := 0; i < 64; i++ {
+		s, n, err := expand.Format(an.cfg(), format, args)
+		if err != nil {
+			return format + " " + strings.Join(args, " ")
+		}
+		b.WriteString(s)
+		if n <= 0 || n >= len(args) {
+			break
+		}
+		args = args[n:]
+	}
+	return b.String()
 }
 
 // read assigns standard input to variables; every line of it is judged as
@@ -1366,11 +1376,15 @@ func (an *analyzer) code(s string) {
 // interp judges an interpreter: -c/-e code, a script file, code on its
 // standard input.
 func (an *analyzer) interp(base string, args []string, stdin string) string {
-	codeOpts := map[string]bool{"-c": true, "-e": true, "-E": true, "-r": true, "--eval": true, "-p": true, "--print": true, "-x": false}
+	codeOpts := map[string]bool{"-c": true, "-e": true, "-E": true, "-r": true, "--eval": true, "-p": true, "--print": true}
 	sawCode := false
+	ro := roleOperand
+	var rest []string
 	for j := 0; j < len(args); j++ {
 		a := args[j]
 		switch {
+		case sawCode:
+			rest = append(rest, a)
 		case codeOpts[a] && j+1 < len(args):
 			an.code(args[j+1])
 			sawCode = true
@@ -1383,18 +1397,24 @@ func (an *analyzer) interp(base string, args []string, stdin string) string {
 			sawCode = true
 			j++
 		case a == "-m" && j+1 < len(args):
+			if args[j+1] == "http.server" || args[j+1] == "SimpleHTTPServer" {
+				ro = roleRecursive // it serves a whole tree
+			}
 			j++
 			sawCode = true
+		case (a == "-S" || a == "-t") && base == "php":
+			ro = roleRecursive
 		case a == "-" || a == "--":
 		case strings.HasPrefix(a, "-"):
 		default:
-			if !sawCode {
-				an.judge(a, roleOperand)
-				sawCode = true
-				continue
-			}
-			an.judge(a, roleMention)
+			an.judge(a, roleOperand)
+			sawCode = true
 		}
+	}
+	// A script's or a module's arguments may be paths it reads or serves.
+	an.operands(rest, ro)
+	if ro == roleRecursive && len(an.operands(rest, roleMention)) == 0 && !hasAny(rest, "--directory", "-d") {
+		an.judge(".", roleRecursive)
 	}
 	if !sawCode || hasAny(args, "-") {
 		an.code(stdin)
