@@ -207,3 +207,29 @@ func TestAnthropicMalformedToolInputKept(t *testing.T) {
 		t.Error("ParseArgs accepted truncated input")
 	}
 }
+
+func TestAnthropicEnvironmentKeyNotSent(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-env")
+	t.Setenv("ANTHROPIC_AUTH_TOKEN", "tok-env")
+	ws := newWireServer(t, sseSplit(anText("hi"), 100))
+	m, err := New(fastRetries(Config{Provider: "anthropic", BaseURL: ws.srv.URL, Model: "c1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := ws.requests()[0].header
+	if h.Get("Authorization") != "" || h.Get("X-Api-Key") != "" {
+		t.Errorf("sent credentials from the environment: %q %q", h.Get("Authorization"), h.Get("X-Api-Key"))
+	}
+	// With a key in Config it is sent.
+	m, _ = New(fastRetries(Config{Provider: "anthropic", BaseURL: ws.srv.URL, Model: "c1", APIKey: "sk-ant-cfg"}))
+	if _, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h = ws.requests()[1].header
+	if !strings.Contains(h.Get("Authorization")+h.Get("X-Api-Key"), "sk-ant-cfg") {
+		t.Errorf("configured key not sent: %v", h)
+	}
+}

@@ -12,8 +12,9 @@
 //     (keyed by index, or by id for servers that number every call 0); usage
 //     comes from the final chunk (stream_options.include_usage). Requests
 //     to api.openai.com send max_completion_tokens, others max_tokens.
-//     The SDK still reads OPENAI_* variables it knows for what Config leaves
-//     empty (e.g. OPENAI_API_KEY when Config.APIKey is empty).
+//     Only Config's key is sent: what the SDK reads from OPENAI_API_KEY,
+//     OPENAI_ORG_ID and OPENAI_PROJECT_ID is dropped, and OPENAI_BASE_URL
+//     is overridden, so a key goes only where nodwyn's configuration says.
 //   - "anthropic": the Messages API with streaming through
 //     github.com/anthropics/anthropic-sdk-go/v2, with no environment
 //     defaults (key and URL come from Config). The system prompt, tool use

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 // OpenAI is a model behind an OpenAI-compatible Chat Completions endpoint.
 type OpenAI struct {
 	client   openai.Client
+	apiKey   string
 	model    string
 	official bool // the base URL is OpenAI's own
 	retry    retrier
@@ -48,6 +50,7 @@ func newOpenAI(cfg Config) (*OpenAI, error) {
 	}
 	return &OpenAI{
 		client:   openai.NewClient(opts...),
+		apiKey:   cfg.APIKey,
 		model:    cfg.Model,
 		official: official,
 		retry:    newRetrier("openai", base+"/chat/completions", cfg),
@@ -142,13 +145,27 @@ func schemaOrEmpty(s map[string]any) map[string]any {
 	return s
 }
 
+// ownCredentials sends Config.APIKey and nothing the SDK took from the
+// environment (OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID): the key
+// goes only where nodwyn's configuration says.
+func (m *OpenAI) ownCredentials(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	if m.apiKey == "" {
+		req.Header.Del("Authorization")
+	} else {
+		req.Header.Set("Authorization", "Bearer "+m.apiKey)
+	}
+	req.Header.Del("OpenAI-Organization")
+	req.Header.Del("OpenAI-Project")
+	return next(req)
+}
+
 type openaiCall struct {
 	ToolCall
 	index int64
 }
 
 func (m *OpenAI) attempt(ctx context.Context, params openai.ChatCompletionNewParams, c *capture, onDelta func(Delta)) (Reply, error) {
-	stream := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(c.middleware))
+	stream := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(m.ownCredentials, c.middleware))
 	defer stream.Close()
 	var (
 		text     strings.Builder

@@ -363,3 +363,21 @@ func TestOpenAIIgnoresStatusHandlers(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestOpenAIEnvironmentKeyNotSent(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-from-env")
+	t.Setenv("OPENAI_ORG_ID", "org-env")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/elsewhere")
+	ws := newWireServer(t, sseSplit(oaText("hi"), 100))
+	m, err := New(fastRetries(Config{Provider: "openai", BaseURL: ws.srv.URL + "/v1", Model: "local"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := ws.requests()[0].header
+	if h.Get("Authorization") != "" || h.Get("OpenAI-Organization") != "" {
+		t.Errorf("sent credentials from the environment: %q %q", h.Get("Authorization"), h.Get("OpenAI-Organization"))
+	}
+}
