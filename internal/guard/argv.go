@@ -43,6 +43,9 @@ type ArgvTrigger struct {
 	Sandbox               bool
 	Denylist              *PathDenylist
 	Timeout               time.Duration // default 200ms
+	// Env holds variables a command may see whose values the analysis
+	// knows (XDG_CONFIG_HOME, XDG_DATA_HOME, CREDENTIALS_DIRECTORY, …).
+	Env map[string]string
 
 	mu        sync.Mutex
 	lastLine  string

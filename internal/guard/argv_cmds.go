@@ -158,7 +158,6 @@ var decoders = map[string]bool{
 var recursiveAlways = map[string]bool{
 	"tar": true, "zip": true, "7z": true, "7za": true, "rsync": true, "rg": true, "ag": true, "du": true,
 	"tree": true, "restic": true, "borg": true, "duplicity": true, "cpio": true, "rclone": true, "mksquashfs": true,
-	"git": false,
 }
 
 func isInterpreter(base string) bool {
@@ -1177,7 +1176,6 @@ func (an *analyzer) tarCommand(opt, v string) {
 }
 
 var sedExec = regexp.MustCompile(`(?:^|[;\n{}])\s*(?:[0-9$]+|/[^/]*/)?(?:,\s*(?:[0-9$]+|/[^/]*/))?\s*e(?:\s+([^;\n}]*))?`)
-var sedSubstE = regexp.MustCompile(`s(.).*?[^\\]?(?:\\.)*.*?[gpIiMm0-9]*e[gpIiMm0-9]*\s*(?:$|[;\n}])`)
 var sedFile = regexp.MustCompile(`(?:^|[;\n{}]|/[gpIiMm0-9]*)\s*[rRwW]\s+([^;\n}]+)`)
 
 // sed judges sed: its script (e executes, r/w name files), its files.
@@ -1241,9 +1239,6 @@ func (an *analyzer) sed(args []string, stdin string) string {
 		if inPlace {
 			an.write(f)
 		}
-	}
-	if len(files) == 0 {
-		_ = stdin
 	}
 	return markBuilt
 }
@@ -1545,7 +1540,6 @@ func (an *analyzer) network(base string, args []string) string {
 		}
 		return markUnknown
 	}
-	plain := an.operands(args, roleOperand)
-	_ = plain
+	an.operands(args, roleOperand)
 	return markUnknown
 }

@@ -40,9 +40,10 @@ const (
 )
 
 const (
-	maxDepth     = 12
-	maxFields    = 4096
-	maxLoopItems = 16
+	maxDepth      = 12
+	maxFields     = 4096
+	maxLoopItems  = 16
+	maxLoopBodies = 256
 )
 
 type analyzer struct {
@@ -63,12 +64,12 @@ type analyzer struct {
 	visited map[*syntax.Stmt]bool
 	inFunc  map[string]int
 	lstats  lstatCache
+	loops   int // loop bodies walked so far
 
 	best      Decision
 	uncertain bool // something on the line could not be followed
 	built     bool // a path position received a made-up value
 	writes    []string
-	reasonsAt map[Verdict]bool
 }
 
 func newAnalyzer(t *ArgvTrigger, line string, deadline time.Time) *analyzer {
@@ -300,6 +301,10 @@ func (an *analyzer) command(cmd syntax.Command, stdin string) string {
 				an.uncertain = true
 			}
 			for _, it := range items {
+				if an.loops++; an.loops > maxLoopBodies {
+					an.uncertain = true
+					break
+				}
 				an.setVar(l.Name.Value, it)
 				out.WriteString(an.stmts(c.Do, stdin))
 			}
@@ -456,6 +461,9 @@ func (e *anEnv) Get(name string) expand.Variable {
 			}
 			return expand.Variable{}
 		}
+	}
+	if v, ok := an.t.Env[name]; ok {
+		return str(v)
 	}
 	if u, ok := strings.CutPrefix(name, "HOME "); ok {
 		if cur, err := user.Current(); err == nil && cur.Username == u {

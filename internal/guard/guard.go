@@ -109,7 +109,7 @@ func New(opts Options) *Guard {
 	g.argv = &ArgvTrigger{
 		Folder: opts.Folder, Scratch: opts.Scratch, Home: opts.Home,
 		Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox,
-		Denylist: g.deny, Timeout: opts.AnalysisTimeout,
+		Denylist: g.deny, Timeout: opts.AnalysisTimeout, Env: knownEnv(opts),
 	}
 	g.prot = &ProtectedPaths{Folder: opts.Folder, Sandbox: opts.Sandbox, Unattended: opts.Unattended, Argv: g.argv}
 	g.scratch = &ScratchWrites{Scratch: opts.Scratch}
@@ -155,6 +155,27 @@ func withDefaults(opts Options) Options {
 		}
 	}
 	return opts
+}
+
+// knownEnv is what the analysis assumes of the variables that lead to
+// nodwyn's own directories, so that $XDG_CONFIG_HOME/nodwyn is judged as
+// the configuration directory it is.
+func knownEnv(opts Options) map[string]string {
+	env := map[string]string{}
+	if opts.ConfigDir != "" && filepath.Base(opts.ConfigDir) == "nodwyn" {
+		env["XDG_CONFIG_HOME"] = filepath.Dir(opts.ConfigDir)
+	}
+	if opts.DataDir != "" && filepath.Base(opts.DataDir) == "nodwyn" {
+		env["XDG_DATA_HOME"] = filepath.Dir(opts.DataDir)
+	}
+	if opts.CredentialsDir != "" {
+		env["CREDENTIALS_DIRECTORY"] = opts.CredentialsDir
+	}
+	if opts.Home != "" && opts.Home != "/" {
+		env["USER"] = filepath.Base(opts.Home)
+		env["LOGNAME"] = env["USER"]
+	}
+	return env
 }
 
 // Options returns the options the guard was built with, defaults filled in.
