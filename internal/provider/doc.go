@@ -30,8 +30,9 @@
 //
 // Both HTTP providers retry, with their SDK's own retries turned off, on
 // 408, 409, 429 and 5xx statuses, connection errors, an error event in the
-// stream, and a stream cut before the reply was complete (no finish_reason
-// or message_stop): the whole request is sent again, and onDelta gets a
+// stream, a stream cut before the reply was complete (no finish_reason or
+// message_stop), and an attempt that received nothing for
+// Config.IdleTimeout (default 10 min): the whole request is sent again, and onDelta gets a
 // Delta with Restart set so a display can drop what it showed. The wait is
 // exponential backoff with jitter from Config.RetryBaseWait, or what
 // retry-after-ms or Retry-After (seconds or an HTTP date) asks for; at most

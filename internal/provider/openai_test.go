@@ -381,3 +381,22 @@ func TestOpenAIEnvironmentKeyNotSent(t *testing.T) {
 		t.Errorf("sent credentials from the environment: %q %q", h.Get("Authorization"), h.Get("OpenAI-Organization"))
 	}
 }
+
+func TestOpenAIStalledStreamIsCutAndRetried(t *testing.T) {
+	stall := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(events(oaChunk(`[{"index":0,"delta":{"content":"sta"},"finish_reason":null}]`))))
+		_ = http.NewResponseController(w).Flush()
+		<-r.Context().Done() // send nothing more until the client gives up
+	}
+	ws := newWireServer(t, stall, sseSplit(oaText("moving"), 100))
+	var cause error
+	m := newTestOpenAI(t, ws, Config{IdleTimeout: 50 * time.Millisecond, OnRetry: func(_ int, _ time.Duration, err error) { cause = err }})
+	reply, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil)
+	if err != nil || reply.Text != "moving" || reply.Attempts != 2 {
+		t.Fatalf("reply %+v, err %v", reply, err)
+	}
+	if cause == nil || !strings.Contains(cause.Error(), "stream cut mid-reply: nothing received for 50ms") {
+		t.Errorf("retry cause %v", cause)
+	}
+}

@@ -119,6 +119,10 @@ type Config struct {
 	// RetryBaseWait is the first backoff, doubled on each retry (with
 	// jitter) and capped at 30 s; default 500 ms. Tests make it small.
 	RetryBaseWait time.Duration
+	// IdleTimeout cuts an attempt that receives nothing (no headers, no
+	// bytes of the stream) for this long; it is then retried like a cut
+	// stream. Default 10 min; negative turns it off.
+	IdleTimeout time.Duration
 	// OnRetry, when set, is called before each wait between attempts, with
 	// the attempt that failed (1-based), the wait and the failure.
 	OnRetry func(attempt int, wait time.Duration, err error)
@@ -129,6 +133,7 @@ const (
 	DefaultMaxRetries    = 5
 	DefaultMaxRetryWait  = 2 * time.Minute
 	DefaultRetryBaseWait = 500 * time.Millisecond
+	DefaultIdleTimeout   = 10 * time.Minute
 	DefaultMaxTokens     = 8192 // Anthropic requires max_tokens
 	DefaultOpenAIURL     = "https://api.openai.com/v1"
 	DefaultAnthropicURL  = "https://api.anthropic.com"

@@ -54,6 +54,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// errIdle is the cause of an attempt cut for receiving nothing.
+var errIdle = errors.New("idle timeout")
+
 // errStreamCut marks a stream that ended before the reply was complete.
 var errStreamCut = errors.New("stream cut mid-reply")
 
@@ -61,6 +64,9 @@ var errStreamCut = errors.New("stream cut mid-reply")
 // by a middleware handed to the SDK, so our retry logic does not depend on
 // how an SDK wraps errors.
 type capture struct {
+	idle        time.Duration
+	stall       func() // cuts the attempt when idle runs out
+	timer       *time.Timer
 	method, url string
 	status      int
 	header      http.Header
@@ -68,7 +74,11 @@ type capture struct {
 	sent        bool // a request reached the HTTP client
 }
 
-func (c *capture) reset() { *c = capture{} }
+func (c *capture) stop() {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+}
 
 // middleware has the shape of both SDKs' option.Middleware.
 func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
@@ -77,9 +87,16 @@ func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.
 	u := *req.URL
 	u.RawQuery, u.Fragment, u.User = "", "", nil
 	c.url = u.String()
+	if c.idle > 0 && c.stall != nil {
+		c.timer = time.AfterFunc(c.idle, c.stall)
+	}
 	res, err := next(req)
 	if err != nil || res == nil {
 		return res, err
+	}
+	if c.timer != nil {
+		c.timer.Reset(c.idle)
+		res.Body = &idleBody{ReadCloser: res.Body, c: c}
 	}
 	c.status = res.StatusCode
 	c.header = res.Header
@@ -90,6 +107,20 @@ func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.
 		c.body = excerpt(string(b), 400)
 	}
 	return res, nil
+}
+
+// idleBody restarts the idle timer on every read that returns data.
+type idleBody struct {
+	io.ReadCloser
+	c *capture
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.c.timer.Reset(b.c.idle)
+	}
+	return n, err
 }
 
 // excerpt collapses white space and cuts s to about n bytes.
@@ -148,12 +179,16 @@ type retrier struct {
 	max      int    // retries after the first attempt
 	budget   time.Duration
 	base     time.Duration
+	idle     time.Duration
 	onRetry  func(int, time.Duration, error)
 }
 
 func newRetrier(provider, url string, cfg Config) retrier {
 	r := retrier{provider: provider, method: http.MethodPost, url: url, max: cfg.MaxRetries,
-		budget: cfg.MaxRetryWait, base: cfg.RetryBaseWait, onRetry: cfg.OnRetry}
+		budget: cfg.MaxRetryWait, base: cfg.RetryBaseWait, idle: cfg.IdleTimeout, onRetry: cfg.OnRetry}
+	if r.idle == 0 {
+		r.idle = DefaultIdleTimeout
+	}
 	if r.max == 0 {
 		r.max = DefaultMaxRetries
 	} else if r.max < 0 {
@@ -186,11 +221,17 @@ type attemptFunc func(ctx context.Context, c *capture) (Reply, error)
 
 // do runs fn until it succeeds, fails for good, or the retries run out.
 func (r retrier) do(ctx context.Context, onDelta func(Delta), fn attemptFunc) (Reply, error) {
-	var c capture
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {
-		c.reset()
-		reply, err := fn(ctx, &c)
+		actx, cancel := context.WithCancelCause(ctx)
+		c := capture{idle: r.idle, stall: func() { cancel(errIdle) }}
+		reply, err := fn(actx, &c)
+		c.stop()
+		stalled := context.Cause(actx) == errIdle
+		cancel(nil)
+		if err != nil && stalled && ctx.Err() == nil {
+			err = fmt.Errorf("%w: nothing received for %s", errStreamCut, r.idle)
+		}
 		if err == nil {
 			reply.Attempts = attempt
 			return reply, nil
