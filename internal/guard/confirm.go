@@ -46,9 +46,10 @@ const (
 // Approvals are the standing approvals a person gave "always for this
 // session": a command prefix or a path. They answer ordinary confirms
 // only: a request the guard judges a security confirm or a refusal is
-// never covered.
+// never covered. Make them with NewApprovals; without a Guard, Covers
+// cannot tell and covers nothing (CoversDecision still works).
 type Approvals struct {
-	Guard *Guard // when set, Covers re-judges the request
+	Guard *Guard // Covers re-judges the request with it
 
 	mu       sync.Mutex
 	prefixes [][]string
@@ -79,13 +80,17 @@ func (a *Approvals) Add(kind, value string) {
 // substitutions or redirections) whose words begin with an approved
 // prefix; a file tool's path when it is an approved path or under one.
 func (a *Approvals) Covers(req Request) bool {
-	if a == nil {
+	if a == nil || a.Guard == nil {
 		return false
 	}
-	if a.Guard != nil {
-		if v := a.Guard.Check(req).Verdict; v >= SecurityConfirm {
-			return false
-		}
+	return a.CoversDecision(req, a.Guard.Check(req))
+}
+
+// CoversDecision is Covers for a request the guard already judged: only an
+// ordinary confirm can be covered.
+func (a *Approvals) CoversDecision(req Request, d Decision) bool {
+	if a == nil || d.Verdict != Confirm {
+		return false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

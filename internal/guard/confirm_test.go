@@ -53,13 +53,23 @@ func TestStandingApprovalsNeverCoverASecurityConfirmOrARefusal(t *testing.T) {
 		{shell("curl $(cat url.txt)"), false},                      // a substitution
 		{shell("curl https://example.com > page.html"), false},     // a redirection
 		{shell("curlx https://example.com"), false},                // another program
-		{file("fs-write", "docs/guide.md"), true},
+		{file("fs-write", "docs/guide.md"), false}, // allowed anyway: nothing to cover
 		{file("fs-write", "docsx/guide.md"), false},
 		{file("fs-write", ".github/workflows/ci.yml"), false},
 	} {
 		if got := a.Covers(c.req); got != c.want {
 			t.Errorf("Covers(%v %v) = %v, want %v", c.req.Tool, c.req.Args, got, c.want)
 		}
+	}
+	// A project checker's ordinary confirm is what a path approval covers.
+	g.AddChecker(funcChecker{"ask-docs", func(req Request) Decision {
+		if req.Tool == "fs-write" {
+			return Decision{Verdict: Confirm, Reason: "the project asks before writes"}
+		}
+		return Decision{}
+	}})
+	if !a.Covers(file("fs-write", "docs/guide.md")) || a.Covers(file("fs-write", "src/x.go")) {
+		t.Error("a path approval does not cover exactly its path")
 	}
 	a.Add(ApprovePath, ".github")
 	if a.Covers(file("fs-write", ".github/workflows/ci.yml")) {
@@ -68,5 +78,16 @@ func TestStandingApprovalsNeverCoverASecurityConfirmOrARefusal(t *testing.T) {
 	var none *Approvals
 	if none.Covers(shell("ls")) {
 		t.Error("nil approvals cover something")
+	}
+	bare := &Approvals{}
+	bare.Add(ApprovePrefix, "curl")
+	if bare.Covers(shell("curl https://example.com")) {
+		t.Error("approvals without a guard cover a request they cannot judge")
+	}
+	if !bare.CoversDecision(shell("curl https://example.com"), Decision{Verdict: Confirm}) {
+		t.Error("CoversDecision does not cover an approved ordinary confirm")
+	}
+	if bare.CoversDecision(shell("curl https://example.com"), Decision{Verdict: SecurityConfirm}) {
+		t.Error("CoversDecision covers a security confirm")
 	}
 }
