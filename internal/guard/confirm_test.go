@@ -53,7 +53,7 @@ func TestStandingApprovalsNeverCoverASecurityConfirmOrARefusal(t *testing.T) {
 		{shell("curl $(cat url.txt)"), false},                      // a substitution
 		{shell("curl https://example.com > page.html"), false},     // a redirection
 		{shell("curlx https://example.com"), false},                // another program
-		{file("fs-write", "docs/guide.md"), false}, // allowed anyway: nothing to cover
+		{file("fs-write", "docs/guide.md"), false},                 // allowed anyway: nothing to cover
 		{file("fs-write", "docsx/guide.md"), false},
 		{file("fs-write", ".github/workflows/ci.yml"), false},
 	} {
