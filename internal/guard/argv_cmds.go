@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -194,6 +196,9 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 	base := filepath.Base(prog)
 	if strings.Contains(prog, "/") {
 		an.judge(prog, roleProgram)
+		if !within(filepath.Clean(prog), "/usr") && !within(filepath.Clean(prog), "/bin") && !within(filepath.Clean(prog), "/sbin") {
+			an.scriptFile(prog, args, false)
+		}
 	}
 	if body, ok := an.funcs[prog]; ok && an.inFunc[prog] < 2 && an.depth < maxDepth {
 		an.inFunc[prog]++
@@ -278,6 +283,7 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 	case base == "source" || base == ".":
 		if len(args) > 0 {
 			an.judge(args[0], roleOperand)
+			an.scriptFile(args[0], args[1:], true)
 		}
 		an.uncertain = an.uncertain || len(args) == 0
 		return markUnknown
@@ -506,7 +512,7 @@ func skipOpts(args []string, valueOpts string) []string {
 
 // write records a path the line writes.
 func (an *analyzer) write(p string) {
-	if p == "" || strings.Contains(p, markUnknown) {
+	if p == "" || strings.Contains(p, markUnknown) || an.denyOnly > 0 {
 		return
 	}
 	if !filepath.IsAbs(p) {
@@ -710,11 +716,69 @@ func (an *analyzer) shell(args []string, stdin string) string {
 			}
 		default:
 			an.judge(a, roleOperand)
+			an.scriptFile(a, args[i+1:], true)
 			return markUnknown
 		}
 	}
 	return an.script(stdin, []string{})
 }
+
+// maxScript is how much of a script file the analysis reads.
+const maxScript = 64 << 10
+
+// scriptFile judges what a script file that already exists will run: a
+// shell script is walked as a line, other code is scanned like a
+// one-liner's. Reading a file runs nothing.
+func (an *analyzer) scriptFile(name string, pos []string, shellScript bool) {
+	if name == "" || name == "-" || strings.Contains(name, markUnknown) || strings.Contains(name, markBuilt) {
+		return
+	}
+	p := name
+	if !filepath.IsAbs(p) {
+		p = joinRaw(an.cwd, p)
+	}
+	p = an.unalias(p)
+	if dl := an.t.Denylist; dl != nil {
+		if ok, _ := dl.deniedDirPhys(p, an.phys(p)); ok {
+			return // already refused by name; never read
+		}
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	buf := make([]byte, maxScript)
+	n, _ := io.ReadFull(f, buf)
+	text := string(buf[:n])
+	if strings.IndexByte(text, 0) >= 0 {
+		return // a binary
+	}
+	first, _, _ := strings.Cut(text, "\n")
+	if strings.HasPrefix(first, "#!") {
+		shellScript = shebangShell.MatchString(first)
+	}
+	// Only the denylist judges what a script does: its other paths are
+	// the program's business, as any program's are.
+	before := an.best.Verdict
+	an.denyOnly++
+	unc, built := an.uncertain, an.built
+	if shellScript {
+		an.script(text, pos)
+	} else {
+		an.code(text)
+	}
+	an.uncertain, an.built = unc, built
+	an.denyOnly--
+	if an.best.Verdict > before {
+		an.best.Reason = "the line runs " + name + ", and " + an.best.Reason
+	}
+}
+
+var shebangShell = regexp.MustCompile(`^#!\s*\S*/(?:env\s+)?(?:ba|da|z|k|a|mk)?sh\b`)
 
 // xargs hands its input's words to the command it runs.
 func (an *analyzer) xargs(args []string, stdin string) string {
@@ -1403,6 +1467,7 @@ func (an *analyzer) interp(base string, args []string, stdin string) string {
 		case strings.HasPrefix(a, "-"):
 		default:
 			an.judge(a, roleOperand)
+			an.scriptFile(a, nil, false)
 			sawCode = true
 		}
 	}

@@ -65,6 +65,8 @@ type analyzer struct {
 	inFunc  map[string]int
 	lstats  lstatCache
 	loops   int // loop bodies walked so far
+	// denyOnly > 0 while walking a script file: only refusals count.
+	denyOnly int
 
 	best      Decision
 	uncertain bool // something on the line could not be followed
@@ -150,6 +152,9 @@ func (an *analyzer) result() *argvResult {
 
 // find records a finding; the strictest wins, the first reason at a level.
 func (an *analyzer) find(v Verdict, reason string) {
+	if an.denyOnly > 0 && v < Refuse {
+		return
+	}
 	if v > an.best.Verdict {
 		an.best = Decision{Verdict: v, Reason: reason}
 	}
@@ -712,7 +717,7 @@ func (an *analyzer) judgeAbs(p, raw string, ro role) {
 			}
 		}
 	}
-	if ro == roleMention || an.t.Sandbox {
+	if ro == roleMention || an.t.Sandbox || an.denyOnly > 0 {
 		return
 	}
 	lex := filepath.Clean(p)
