@@ -408,10 +408,11 @@ func (c *compiler) compCall(x *Pair, sc *scope, tail bool, pos *Pos) code {
 	if isIdentifier(x.Car) {
 		if g, ok := c.lookup(sc, x.Car).(*global); ok {
 			if p, ok := g.value.(*Primitive); ok {
-				if fc := inlinePrim(g, p, argcs, pos); fc != nil {
+				if fc := c.inlinePrim(g, p, args, argcs, sc, pos); fc != nil {
 					return fc
 				}
 			}
+			return makeCallG(nil, g, argcs, tail, pos)
 		}
 	}
 	fc := c.comp(x.Car, sc, false, pos)
@@ -427,13 +428,25 @@ func evalArgs(th *thread, fr *frame, argcs []code) []Value {
 }
 
 func makeCall(fc code, argcs []code, tail bool, pos *Pos) code {
+	return makeCallG(fc, nil, argcs, tail, pos)
+}
+
+// makeCallG is makeCall; when g is not nil the callee is that global's value.
+func makeCallG(fc code, g *global, argcs []code, tail bool, pos *Pos) code {
 	n := len(argcs)
 	if tail {
 		switch n {
 		case 1:
 			a0 := argcs[0]
 			return func(th *thread, fr *frame) Value {
-				f := fc(th, fr)
+				var f Value
+				if g != nil {
+					if f = g.value; f == nil {
+						f = th.unbound(g, pos)
+					}
+				} else {
+					f = fc(th, fr)
+				}
 				if cl, ok := f.(*Closure); ok && cl.info.nreq == 1 && !cl.info.rest {
 					nf := th.newFrame(cl.info, cl.env)
 					nf.vals[0] = a0(th, fr)
@@ -445,7 +458,14 @@ func makeCall(fc code, argcs []code, tail bool, pos *Pos) code {
 		case 2:
 			a0, a1 := argcs[0], argcs[1]
 			return func(th *thread, fr *frame) Value {
-				f := fc(th, fr)
+				var f Value
+				if g != nil {
+					if f = g.value; f == nil {
+						f = th.unbound(g, pos)
+					}
+				} else {
+					f = fc(th, fr)
+				}
 				if cl, ok := f.(*Closure); ok && cl.info.nreq == 2 && !cl.info.rest {
 					nf := th.newFrame(cl.info, cl.env)
 					nf.vals[0] = a0(th, fr)
@@ -455,9 +475,37 @@ func makeCall(fc code, argcs []code, tail bool, pos *Pos) code {
 				}
 				return th.tailCall(f, []Value{a0(th, fr), a1(th, fr)}, pos)
 			}
+		case 3:
+			a0, a1, a2 := argcs[0], argcs[1], argcs[2]
+			return func(th *thread, fr *frame) Value {
+				var f Value
+				if g != nil {
+					if f = g.value; f == nil {
+						f = th.unbound(g, pos)
+					}
+				} else {
+					f = fc(th, fr)
+				}
+				if cl, ok := f.(*Closure); ok && cl.info.nreq == 3 && !cl.info.rest {
+					nf := th.newFrame(cl.info, cl.env)
+					nf.vals[0] = a0(th, fr)
+					nf.vals[1] = a1(th, fr)
+					nf.vals[2] = a2(th, fr)
+					th.tc, th.tf, th.tpos = cl, nf, pos
+					return tailMark{}
+				}
+				return th.tailCall(f, []Value{a0(th, fr), a1(th, fr), a2(th, fr)}, pos)
+			}
 		}
 		return func(th *thread, fr *frame) Value {
-			f := fc(th, fr)
+			var f Value
+			if g != nil {
+				if f = g.value; f == nil {
+					f = th.unbound(g, pos)
+				}
+			} else {
+				f = fc(th, fr)
+			}
 			if cl, ok := f.(*Closure); ok && cl.info.nreq == n && !cl.info.rest {
 				nf := th.newFrame(cl.info, cl.env)
 				for i, a := range argcs {
@@ -473,7 +521,14 @@ func makeCall(fc code, argcs []code, tail bool, pos *Pos) code {
 	case 1:
 		a0 := argcs[0]
 		return func(th *thread, fr *frame) Value {
-			f := fc(th, fr)
+			var f Value
+			if g != nil {
+				if f = g.value; f == nil {
+					f = th.unbound(g, pos)
+				}
+			} else {
+				f = fc(th, fr)
+			}
 			if cl, ok := f.(*Closure); ok && cl.info.nreq == 1 && !cl.info.rest {
 				nf := th.newFrame(cl.info, cl.env)
 				nf.vals[0] = a0(th, fr)
@@ -484,7 +539,14 @@ func makeCall(fc code, argcs []code, tail bool, pos *Pos) code {
 	case 2:
 		a0, a1 := argcs[0], argcs[1]
 		return func(th *thread, fr *frame) Value {
-			f := fc(th, fr)
+			var f Value
+			if g != nil {
+				if f = g.value; f == nil {
+					f = th.unbound(g, pos)
+				}
+			} else {
+				f = fc(th, fr)
+			}
 			if cl, ok := f.(*Closure); ok && cl.info.nreq == 2 && !cl.info.rest {
 				nf := th.newFrame(cl.info, cl.env)
 				nf.vals[0] = a0(th, fr)
@@ -493,9 +555,36 @@ func makeCall(fc code, argcs []code, tail bool, pos *Pos) code {
 			}
 			return th.apply(f, []Value{a0(th, fr), a1(th, fr)}, pos)
 		}
+	case 3:
+		a0, a1, a2 := argcs[0], argcs[1], argcs[2]
+		return func(th *thread, fr *frame) Value {
+			var f Value
+			if g != nil {
+				if f = g.value; f == nil {
+					f = th.unbound(g, pos)
+				}
+			} else {
+				f = fc(th, fr)
+			}
+			if cl, ok := f.(*Closure); ok && cl.info.nreq == 3 && !cl.info.rest {
+				nf := th.newFrame(cl.info, cl.env)
+				nf.vals[0] = a0(th, fr)
+				nf.vals[1] = a1(th, fr)
+				nf.vals[2] = a2(th, fr)
+				return th.run(cl, nf, pos)
+			}
+			return th.apply(f, []Value{a0(th, fr), a1(th, fr), a2(th, fr)}, pos)
+		}
 	}
 	return func(th *thread, fr *frame) Value {
-		f := fc(th, fr)
+		var f Value
+		if g != nil {
+			if f = g.value; f == nil {
+				f = th.unbound(g, pos)
+			}
+		} else {
+			f = fc(th, fr)
+		}
 		if cl, ok := f.(*Closure); ok && cl.info.nreq == n && !cl.info.rest {
 			nf := th.newFrame(cl.info, cl.env)
 			for i, a := range argcs {
@@ -516,38 +605,128 @@ func (th *thread) callGlobal(g *global, args []Value, pos *Pos) Value {
 	return th.apply(f, args, pos)
 }
 
+const (
+	opAdd = iota
+	opSub
+	opLt
+	opGt
+	opLe
+	opGe
+	opEq
+)
+
+var intOps = map[string]int{"+": opAdd, "-": opSub, "<": opLt, ">": opGt, "<=": opLe, ">=": opGe, "=": opEq}
+
+// intOp applies op to fixnums; ok is false on overflow.
+func intOp(op, x, y int) (Value, bool) {
+	switch op {
+	case opAdd:
+		s := x + y
+		return s, (s > x) == (y > 0)
+	case opSub:
+		s := x - y
+		return s, (s < x) == (y > 0)
+	case opLt:
+		return x < y, true
+	case opGt:
+		return x > y, true
+	case opLe:
+		return x <= y, true
+	case opGe:
+		return x >= y, true
+	}
+	return x == y, true
+}
+
+// operand describes an argument the inlined code can read without a call:
+// a local of the current frame or a fixnum constant.
+type operand struct {
+	local, isConst bool
+	idx, k         int
+}
+
+func (c *compiler) operand(x Value, sc *scope) operand {
+	switch v := x.(type) {
+	case int:
+		return operand{isConst: true, k: v}
+	case Symbol, *ident:
+		if lv, ok := c.lookup(sc, v).(*localVar); ok && lv.lam == c.lam && !lv.checked {
+			return operand{local: true, idx: lv.idx}
+		}
+	}
+	return operand{}
+}
+
 // inlinePrim returns fast code for common primitives on fixnums and pairs.
 // The fast path runs only while the global still holds the same primitive.
-func inlinePrim(g *global, p *Primitive, argcs []code, pos *Pos) code {
-	same := func() bool { q, _ := g.value.(*Primitive); return q == p }
+func (c *compiler) inlinePrim(g *global, p *Primitive, args []Value, argcs []code, sc *scope, pos *Pos) code {
 	if len(argcs) == 2 {
 		a, b := argcs[0], argcs[1]
-		var op func(x, y int) (Value, bool)
+		if op, ok := intOps[p.Name]; ok {
+			oa, ob := c.operand(args[0], sc), c.operand(args[1], sc)
+			slow := func(th *thread, x, y Value) Value { return th.callGlobal(g, []Value{x, y}, pos) }
+			switch {
+			case oa.local && ob.isConst:
+				i, k := oa.idx, ob.k
+				return func(th *thread, fr *frame) Value {
+					x := fr.vals[i]
+					if xi, ok := x.(int); ok {
+						if q, _ := g.value.(*Primitive); q == p {
+							if r, ok := intOp(op, xi, k); ok {
+								return r
+							}
+						}
+					}
+					return slow(th, x, k)
+				}
+			case oa.local && ob.local:
+				i, j := oa.idx, ob.idx
+				return func(th *thread, fr *frame) Value {
+					x, y := fr.vals[i], fr.vals[j]
+					if xi, ok := x.(int); ok {
+						if yi, ok := y.(int); ok {
+							if q, _ := g.value.(*Primitive); q == p {
+								if r, ok := intOp(op, xi, yi); ok {
+									return r
+								}
+							}
+						}
+					}
+					return slow(th, x, y)
+				}
+			case ob.isConst:
+				k := ob.k
+				return func(th *thread, fr *frame) Value {
+					x := a(th, fr)
+					if xi, ok := x.(int); ok {
+						if q, _ := g.value.(*Primitive); q == p {
+							if r, ok := intOp(op, xi, k); ok {
+								return r
+							}
+						}
+					}
+					return slow(th, x, k)
+				}
+			}
+			return func(th *thread, fr *frame) Value {
+				x, y := a(th, fr), b(th, fr)
+				if xi, ok := x.(int); ok {
+					if yi, ok := y.(int); ok {
+						if q, _ := g.value.(*Primitive); q == p {
+							if r, ok := intOp(op, xi, yi); ok {
+								return r
+							}
+						}
+					}
+				}
+				return slow(th, x, y)
+			}
+		}
 		switch p.Name {
-		case "+":
-			op = func(x, y int) (Value, bool) {
-				s := x + y
-				return s, (s > x) == (y > 0)
-			}
-		case "-":
-			op = func(x, y int) (Value, bool) {
-				s := x - y
-				return s, (s < x) == (y > 0)
-			}
-		case "<":
-			op = func(x, y int) (Value, bool) { return x < y, true }
-		case ">":
-			op = func(x, y int) (Value, bool) { return x > y, true }
-		case "<=":
-			op = func(x, y int) (Value, bool) { return x <= y, true }
-		case ">=":
-			op = func(x, y int) (Value, bool) { return x >= y, true }
-		case "=":
-			op = func(x, y int) (Value, bool) { return x == y, true }
 		case "cons":
 			return func(th *thread, fr *frame) Value {
 				x, y := a(th, fr), b(th, fr)
-				if same() {
+				if q, _ := g.value.(*Primitive); q == p {
 					return &Pair{Car: x, Cdr: y}
 				}
 				return th.callGlobal(g, []Value{x, y}, pos)
@@ -555,71 +734,13 @@ func inlinePrim(g *global, p *Primitive, argcs []code, pos *Pos) code {
 		case "eq?":
 			return func(th *thread, fr *frame) Value {
 				x, y := a(th, fr), b(th, fr)
-				if same() {
+				if q, _ := g.value.(*Primitive); q == p {
 					return Eq(x, y)
 				}
 				return th.callGlobal(g, []Value{x, y}, pos)
 			}
-		default:
-			return nil
 		}
-		switch p.Name {
-		case "+":
-			return func(th *thread, fr *frame) Value {
-				x, y := a(th, fr), b(th, fr)
-				if xi, ok := x.(int); ok {
-					if yi, ok := y.(int); ok && same() {
-						if s := xi + yi; (s > xi) == (yi > 0) {
-							return s
-						}
-					}
-				}
-				return th.callGlobal(g, []Value{x, y}, pos)
-			}
-		case "-":
-			return func(th *thread, fr *frame) Value {
-				x, y := a(th, fr), b(th, fr)
-				if xi, ok := x.(int); ok {
-					if yi, ok := y.(int); ok && same() {
-						if s := xi - yi; (s < xi) == (yi > 0) {
-							return s
-						}
-					}
-				}
-				return th.callGlobal(g, []Value{x, y}, pos)
-			}
-		case "<":
-			return func(th *thread, fr *frame) Value {
-				x, y := a(th, fr), b(th, fr)
-				if xi, ok := x.(int); ok {
-					if yi, ok := y.(int); ok && same() {
-						return xi < yi
-					}
-				}
-				return th.callGlobal(g, []Value{x, y}, pos)
-			}
-		case "=":
-			return func(th *thread, fr *frame) Value {
-				x, y := a(th, fr), b(th, fr)
-				if xi, ok := x.(int); ok {
-					if yi, ok := y.(int); ok && same() {
-						return xi == yi
-					}
-				}
-				return th.callGlobal(g, []Value{x, y}, pos)
-			}
-		}
-		return func(th *thread, fr *frame) Value {
-			x, y := a(th, fr), b(th, fr)
-			if xi, ok := x.(int); ok {
-				if yi, ok := y.(int); ok && same() {
-					if r, ok := op(xi, yi); ok {
-						return r
-					}
-				}
-			}
-			return th.callGlobal(g, []Value{x, y}, pos)
-		}
+		return nil
 	}
 	if len(argcs) == 1 {
 		a := argcs[0]
@@ -657,7 +778,7 @@ func inlinePrim(g *global, p *Primitive, argcs []code, pos *Pos) code {
 		}
 		return func(th *thread, fr *frame) Value {
 			x := a(th, fr)
-			if same() {
+			if q, _ := g.value.(*Primitive); q == p {
 				if r, ok := op(x); ok {
 					return r
 				}
