@@ -233,3 +233,18 @@ func TestAnthropicEnvironmentKeyNotSent(t *testing.T) {
 		t.Errorf("configured key not sent: %v", h)
 	}
 }
+
+func TestAnthropicInputSchema(t *testing.T) {
+	in := inputSchema(map[string]any{
+		"type":                 "object",
+		"properties":           map[string]any{"a": map[string]any{"type": "string"}},
+		"required":             []any{"a", 3},
+		"additionalProperties": false,
+	})
+	if fmt.Sprint(in.Required) != "[a]" || in.ExtraFields["additionalProperties"] != false || in.Properties == nil {
+		t.Errorf("schema %+v", in)
+	}
+	if empty := inputSchema(nil); empty.Properties == nil {
+		t.Error("nil schema has no properties")
+	}
+}

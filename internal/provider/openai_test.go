@@ -400,3 +400,27 @@ func TestOpenAIStalledStreamIsCutAndRetried(t *testing.T) {
 		t.Errorf("retry cause %v", cause)
 	}
 }
+
+func TestOpenAICallsAllNumberedZero(t *testing.T) {
+	// Some compatible servers give every call index 0, told apart by id,
+	// and send a call whole in one chunk.
+	stream := events(
+		oaChunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"fs-read","arguments":"{\"path\":\"a\"}"}}]},"finish_reason":null}]`),
+		oaChunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c2","type":"function","function":{"name":"fs-read","arguments":"{\"path\":\"b\"}"}}]},"finish_reason":null}]`),
+		oaChunk(`[{"index":0,"delta":{"tool_calls":[{"index":1,"type":"function","function":{"name":"git-status"}}]},"finish_reason":"tool_calls"}]`),
+		"[DONE]",
+	)
+	ws := newWireServer(t, sseSplit(stream, 1000))
+	m := newTestOpenAI(t, ws, Config{})
+	reply, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}, Tools: []Tool{{Name: "git-status"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{c1 fs-read {"path":"a"}} {c2 fs-read {"path":"b"}} {call_2 git-status }]`
+	if fmt.Sprint(reply.ToolCalls) != want {
+		t.Errorf("calls %v, want %s", reply.ToolCalls, want)
+	}
+	if got := get(ws.requests()[0].body, "tools", 0, "function", "parameters", "type"); got != "object" {
+		t.Errorf("a tool with no schema is sent an empty object schema, got %v", got)
+	}
+}
