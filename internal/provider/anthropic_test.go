@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -246,5 +247,33 @@ func TestAnthropicInputSchema(t *testing.T) {
 	}
 	if empty := inputSchema(nil); empty.Properties == nil {
 		t.Error("nil schema has no properties")
+	}
+}
+
+type countingTransport struct{ n int }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n++
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestConfigHTTPClientIsUsed(t *testing.T) {
+	for _, prov := range []string{"openai", "anthropic"} {
+		stream, base := anText("x"), ""
+		if prov == "openai" {
+			stream, base = oaText("x"), "/v1"
+		}
+		ws := newWireServer(t, sseSplit(stream, 100))
+		ct := &countingTransport{}
+		m, err := New(Config{Provider: prov, BaseURL: ws.srv.URL + base, Model: "m", APIKey: "k", HTTPClient: &http.Client{Transport: ct}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if ct.n != 1 {
+			t.Errorf("%s: the configured client made %d requests, want 1", prov, ct.n)
+		}
 	}
 }
