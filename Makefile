@@ -40,7 +40,7 @@ tidy-check:
 check: fmt vet lint tidy-check test
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./scheme/ ./internal/...
+	$(GO) test -run '^$$' -bench . -benchmem ./scheme/ ./internal/... ./cmd/nodwyn/
 	cd bench && $(GO) test -run '^$$' -bench . -benchmem .
 
 demo: build

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkProcess measures the whole process, as a harness sees it: the
+// built binary runs a 20-turn session with the scripted model (20 numbered
+// `shell-exec true` calls, then a reply). It reports the time from launch to
+// the first model request (startup-ms) and the peak resident set of the run
+// (peak-rss-MB).
+func BenchmarkProcess(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "nodwyn")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	var sb strings.Builder
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&sb, "> reply\ncall shell-exec {\"command\": \"true #%d\"}\n", i)
+	}
+	sb.WriteString("> reply\ndone\n")
+	scriptPath := filepath.Join(dir, "bench.script")
+	if err := os.WriteFile(scriptPath, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	folder := filepath.Join(dir, "proj")
+	home := filepath.Join(dir, "home")
+	for _, d := range []string{folder, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home+"/.config", "XDG_DATA_HOME="+home+"/.local/share", "TMPDIR="+dir)
+
+	var startup time.Duration
+	var rss int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(bin, "run", "--unattended", "--json", "-q", "--script", scriptPath, "-C", folder, "bench")
+		cmd.Env = env
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		first := time.Duration(0)
+		for sc.Scan() {
+			if first == 0 && strings.Contains(sc.Text(), `"type":"model.request"`) {
+				first = time.Since(t0)
+			}
+		}
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("nodwyn run: %v", err)
+		}
+		if first == 0 {
+			b.Fatal("no model request seen")
+		}
+		startup += first
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > rss {
+			rss = ru.Maxrss
+		}
+	}
+	b.ReportMetric(float64(startup.Microseconds())/1000/float64(b.N), "startup-ms")
+	b.ReportMetric(float64(rss)/1024, "peak-rss-MB")
+}
