@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -340,7 +338,15 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 		if len(files) == 0 || (len(files) == 1 && files[0] == "-") {
 			return stdin
 		}
-		return markUnknown
+		var out strings.Builder
+		for _, f := range files {
+			if f == "-" {
+				out.WriteString(stdin)
+				continue
+			}
+			out.WriteString(an.readFile(f))
+		}
+		return out.String()
 	case base == "base64" && hasAny(args, "-d", "--decode", "-D"):
 		an.operands(args, roleOperand)
 		b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(stdin), ""))
@@ -417,7 +423,7 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 	case base == "git":
 		return an.git(args)
 	case base == "tar" || base == "bsdtar" || base == "gtar":
-		return an.tar(args)
+		return an.tar(args, stdin)
 	case base == "sed" || base == "gsed":
 		return an.sed(args, stdin)
 	case base == "grep" || base == "egrep" || base == "fgrep" || base == "rg" || base == "ag" || base == "ack" || base == "zgrep":
@@ -448,10 +454,26 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 		an.find(Confirm, base+" destroys what is on its target; a person is asked")
 		return ""
 	}
-	if networkTools[base] {
+	if networkTools[base] || (base == "rsync" && hasRemote(args)) {
 		return an.network(base, args)
 	}
 	return an.generic(base, args, stdin)
+}
+
+// hasRemote reports whether an rsync operand names another host.
+func hasRemote(args []string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if strings.HasPrefix(a, "rsync://") {
+			return true
+		}
+		if i := strings.Index(a, ":"); i > 0 && !strings.Contains(a[:i], "/") {
+			return true
+		}
+	}
+	return false
 }
 
 func isHarmlessDev(v string) bool {
@@ -592,6 +614,18 @@ func (an *analyzer) generic(base string, args []string, stdin string) string {
 		ro = roleRecursive
 	}
 	plain := an.operands(args, ro)
+	if base == "cpio" || (base == "zip" && hasAny(args, "-@")) {
+		an.listFile("-", stdin)
+	}
+	for j, a := range args {
+		if v, ok := strings.CutPrefix(a, "--files-from="); ok {
+			an.listFile(v, stdin)
+		} else if a == "--files-from" && j+1 < len(args) {
+			an.listFile(args[j+1], stdin)
+		} else if (base == "7z" || base == "7za") && strings.HasPrefix(a, "@") {
+			an.listFile(a[1:], stdin)
+		}
+	}
 	switch base {
 	case "rm":
 		r, f := false, false
@@ -737,25 +771,9 @@ func (an *analyzer) scriptFile(name string, pos []string, shellScript bool) {
 	if !filepath.IsAbs(p) {
 		p = joinRaw(an.cwd, p)
 	}
-	p = an.unalias(p)
-	if dl := an.t.Denylist; dl != nil {
-		if ok, _ := dl.deniedDirPhys(p, an.phys(p)); ok {
-			return // already refused by name; never read
-		}
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return
-	}
-	buf := make([]byte, maxScript)
-	n, _ := io.ReadFull(f, buf)
-	text := string(buf[:n])
-	if strings.IndexByte(text, 0) >= 0 {
-		return // a binary
+	text := an.readFile(p)
+	if strings.Contains(text, markUnknown) {
+		return // missing, too large, a binary or denied
 	}
 	first, _, _ := strings.Cut(text, "\n")
 	if strings.HasPrefix(first, "#!") {
@@ -806,7 +824,7 @@ func (an *analyzer) xargs(args []string, stdin string) string {
 		case a == "-a" || a == "--arg-file":
 			if i+1 < len(args) {
 				an.judge(args[i+1], roleOperand)
-				stdin = markUnknown
+				stdin = an.readFile(args[i+1])
 			}
 			i += 2
 			continue
@@ -1206,7 +1224,7 @@ func (an *analyzer) gitConfig(kv string) {
 }
 
 // tar judges tar's command-carrying options and its operands as recursive.
-func (an *analyzer) tar(args []string) string {
+func (an *analyzer) tar(args []string, stdin string) string {
 	cmdOpts := map[string]bool{"--to-command": true, "--use-compress-program": true, "-I": true, "--info-script": true,
 		"--new-volume-script": true, "-F": true, "--rsh-command": true, "--rmt-command": true, "--checkpoint-action": true}
 	for j := 0; j < len(args); j++ {
@@ -1225,8 +1243,28 @@ func (an *analyzer) tar(args []string) string {
 		if (a == "-f" || a == "--file") && j+1 < len(args) {
 			an.write(args[j+1])
 		}
+		if (a == "-T" || a == "--files-from") && j+1 < len(args) {
+			an.listFile(args[j+1], stdin)
+		}
+		if v, ok := strings.CutPrefix(a, "--files-from="); ok {
+			an.listFile(v, stdin)
+		}
 	}
 	return markUnknown
+}
+
+// listFile judges every line of a file that lists the paths a program
+// archives or copies ("-" is standard input).
+func (an *analyzer) listFile(name, stdin string) {
+	text := stdin
+	if name != "-" {
+		text = an.readFile(name)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			an.judge(l, roleRecursive)
+		}
+	}
 }
 
 func (an *analyzer) tarCommand(opt, v string) {
@@ -1582,6 +1620,9 @@ func (an *analyzer) network(base string, args []string) string {
 		return markUnknown
 	case "scp", "rsync":
 		for j, a := range args {
+			if v, ok := strings.CutPrefix(a, "--files-from="); ok {
+				an.listFile(v, "")
+			}
 			if (a == "-i" || a == "-F" || a == "-e" || a == "-S") && j+1 < len(args) {
 				if a == "-e" || a == "-S" {
 					an.script(args[j+1], nil)

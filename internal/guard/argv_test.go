@@ -75,7 +75,7 @@ func TestNetworkToolsAndHardTriggersAreOrdinaryConfirms(t *testing.T) {
 			"curl https://example.com", "wget https://example.com", "ssh host uptime", "scp a.txt host:", "sftp host",
 			"nc -l 8080", "ncat host 80", "socat - TCP:host:80", "telnet host 80", "echo hi > /dev/tcp/host/80",
 			"rm -rf build", "rm -r -f build", "rm --recursive --force build", "git push", "git push --force origin main",
-			"mkfs.ext4 disk.img",
+			"mkfs.ext4 disk.img", "rsync -a build/ host:/srv/app/",
 		} {
 			d := judge(t, g, line)
 			if d.Verdict != Confirm {

@@ -64,7 +64,8 @@ type analyzer struct {
 	visited map[*syntax.Stmt]bool
 	inFunc  map[string]int
 	lstats  lstatCache
-	loops   int // loop bodies walked so far
+	loops   int               // loop bodies walked so far
+	vfiles  map[string]string // files the line writes, with what it writes
 	// denyOnly > 0 while walking a script file: only refusals count.
 	denyOnly int
 
@@ -85,7 +86,7 @@ func newAnalyzer(t *ArgvTrigger, line string, deadline time.Time) *analyzer {
 		vars: map[string]expand.Variable{}, funcs: map[string]*syntax.Stmt{},
 		cwd: cwd, cwdOK: true, aliases: map[string]string{},
 		visited: map[*syntax.Stmt]bool{}, inFunc: map[string]int{},
-		lstats: lstatCache{},
+		lstats: lstatCache{}, vfiles: map[string]string{},
 	}
 }
 
@@ -178,67 +179,130 @@ func (an *analyzer) stmt(st *syntax.Stmt, stdin string) string {
 	}
 	an.tick()
 	an.visited[st] = true
+	var outFiles []string
 	outRedirected := false
 	for _, r := range st.Redirs {
-		in, redirOut, isIn := an.redirect(r)
+		in, target, redirOut, isIn := an.redirect(r)
 		if isIn {
 			stdin = in
 		}
 		if redirOut {
 			outRedirected = true
+			if target != "" {
+				outFiles = append(outFiles, target)
+			}
 		}
 	}
 	if st.Cmd == nil {
 		return ""
 	}
-	out := an.command(st.Cmd, stdin)
+	var out string
+	if c, ok := st.Cmd.(*syntax.CallExpr); ok && len(c.Args) == 0 && len(c.Assigns) == 0 {
+		out = stdin // $(<file)
+	} else {
+		out = an.command(st.Cmd, stdin)
+	}
 	if outRedirected {
+		// What a command writes to a file earlier in the line is what a
+		// later command reads from it.
+		for _, f := range outFiles {
+			an.vfiles[f] = out
+		}
 		return ""
 	}
 	return out
 }
 
-// redirect judges a redirection; for input ones it returns the text that
-// becomes standard input.
-func (an *analyzer) redirect(r *syntax.Redirect) (stdin string, outRedirected, isIn bool) {
+// redirect judges a redirection. For input it returns the text that
+// becomes standard input; for output to a file, the file (when it is
+// standard output that goes there).
+func (an *analyzer) redirect(r *syntax.Redirect) (stdin, target string, outRedirected, isIn bool) {
+	stdout := r.N == nil || r.N.Value == "1"
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
 		if r.Hdoc == nil {
-			return "", false, true
+			return "", "", false, true
 		}
 		s, err := expand.Document(an.cfg(), r.Hdoc)
 		if err != nil {
 			an.uncertain = true
 		}
 		an.scanText(s, false)
-		return s, false, true
+		return s, "", false, true
 	case syntax.WordHdoc:
 		s := an.literal(r.Word)
 		an.judge(s, roleMention)
-		return s + "\n", false, true
+		return s + "\n", "", false, true
 	case syntax.DplIn, syntax.DplOut:
 		s := an.literal(r.Word)
 		if isFD(s) {
-			return "", r.Op == syntax.DplOut, false
+			return "", "", r.Op == syntax.DplOut && stdout && s != "1", false
 		}
 		an.judge(s, roleWrite)
 		an.write(s)
-		return "", true, false
+		return "", "", stdout, false
 	case syntax.RdrIn:
 		s := an.literal(r.Word)
 		an.judgeRedirPath(s, roleOperand)
-		return markUnknown, false, true
+		return an.readFile(s), "", false, true
 	case syntax.RdrInOut:
 		s := an.literal(r.Word)
 		an.judgeRedirPath(s, roleWrite)
 		an.write(s)
-		return markUnknown, false, true
+		return an.readFile(s), "", false, true
 	default: // >, >>, >|, &>, &>>
 		s := an.literal(r.Word)
 		an.judgeRedirPath(s, roleWrite)
 		an.write(s)
-		return "", true, false
+		all := r.Op == syntax.RdrAll || r.Op == syntax.AppAll
+		if !stdout && !all {
+			return "", "", false, false
+		}
+		return "", an.abs(s), true, false
 	}
+}
+
+// abs makes a path absolute against the line's directory.
+func (an *analyzer) abs(p string) string {
+	if p == "" || strings.Contains(p, markUnknown) {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = joinRaw(an.cwd, p)
+	}
+	return filepath.Clean(an.unalias(p))
+}
+
+// readFile returns what a command reading p gets, as far as the analysis
+// can know it without running anything: what the line wrote there
+// earlier, or the file's content when it is small and the denylist does
+// not protect it.
+func (an *analyzer) readFile(p string) string {
+	a := an.abs(p)
+	if a == "" {
+		return markUnknown
+	}
+	if s, ok := an.vfiles[a]; ok {
+		return s
+	}
+	if dl := an.t.Denylist; dl != nil {
+		if ok, _ := dl.deniedDirPhys(a, an.phys(a)); ok {
+			return markUnknown // refused by name already; never read
+		}
+	}
+	f, err := os.Open(a)
+	if err != nil {
+		return markUnknown
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxScript {
+		return markUnknown
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxScript))
+	if err != nil || bytes.IndexByte(b, 0) >= 0 {
+		return markUnknown
+	}
+	return string(b)
 }
 
 func (an *analyzer) judgeRedirPath(s string, ro role) {

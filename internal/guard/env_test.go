@@ -42,6 +42,9 @@ func newTestEnv(t testing.TB) *testEnv {
 		filepath.Join(e.Folder, "internal", "x.go"):  "package internal\n",
 		filepath.Join(e.Scratch, "notes.txt"):        "scratch\n",
 	}
+	// A list a file tool wrote in an earlier call: it names no directory
+	// on the command line that reads it.
+	plant[filepath.Join(e.Folder, "paths.txt")] = filepath.Join(e.Home, ".ssh", "id_rsa") + "\n"
 	for p, c := range plant {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
