@@ -80,7 +80,7 @@ func (r *Reader) next2() (v Value, p Pos, err error) {
 		if e := recover(); e != nil {
 			re, ok := e.(*Error)
 			if !ok {
-				panic(e)
+				re = &Error{Pos: r.pos(), Msg: fmt.Sprintf("read: internal error: %v", e), Value: &ErrorObject{Message: fmt.Sprint("read: internal error: ", e), Kind: "read"}}
 			}
 			v, err = nil, re
 		}
@@ -458,7 +458,20 @@ func (r *Reader) hash(p Pos) Value {
 	return nil
 }
 
+// fixUTF8 replaces each invalid byte with U+FFFD, as string literals do.
+func fixUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range s {
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
 func (r *Reader) atom(p Pos, tok string) Value {
+	tok = fixUTF8(tok)
 	if tok == "" {
 		c := r.next()
 		r.fail(p, "unexpected '%c'", c)
@@ -536,6 +549,9 @@ func rdParseNumber(tok string) (Value, bool) {
 }
 
 func rdParseReal(tok string, radix int) (Value, bool) {
+	if tok == "" {
+		return nil, false
+	}
 	switch tok {
 	case "+inf.0":
 		return math.Inf(1), true
