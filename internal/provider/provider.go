@@ -166,5 +166,5 @@ func (cfg Config) httpClient() *http.Client {
 	if cfg.HTTPClient != nil {
 		return cfg.HTTPClient
 	}
-	return &http.Client{}
+	return defaultHTTPClient()
 }
