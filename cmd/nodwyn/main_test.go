@@ -36,6 +36,11 @@ func TestScripts(t *testing.T) {
 			"httpget":   httpGet,
 			"killpid":   killPID,
 			"exitcode":  exitCode,
+			"waitfile":  waitFile,
+			"environ-lacks": func(ts *testscript.TestScript, neg bool, args []string) {
+				environHas(ts, !neg, args)
+			},
+			"environ-has": environHas,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -175,5 +180,34 @@ func exitCode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if (got == want) == neg {
 		ts.Fatalf("exit status %d, want %s%d", got, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
+}
+
+// waitFile waits up to 20 s for a file to appear: waitfile FILE.
+func waitFile(ts *testscript.TestScript, neg bool, args []string) {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("%s did not appear", args[0])
+}
+
+// environHas checks /proc/PID/environ of the process whose id is in PIDFILE
+// for TEXT: environ-has PIDFILE TEXT (environ-lacks is its negation).
+func environHas(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: environ-has PIDFILE TEXT")
+	}
+	pid := strings.TrimSpace(ts.ReadFile(args[0]))
+	b, err := os.ReadFile("/proc/" + pid + "/environ")
+	if err != nil {
+		ts.Fatalf("reading the environment of %s: %v", pid, err)
+	}
+	has := strings.Contains(string(b), args[1])
+	if has == neg {
+		ts.Fatalf("/proc/%s/environ: contains %q = %v", pid, args[1], has)
 	}
 }
