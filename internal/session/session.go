@@ -313,6 +313,16 @@ func (s *Session) outcomeOf(ctx context.Context, err error) Outcome {
 	case cause != nil && (errors.Is(cause, ErrInterrupted) || errors.Is(cause, context.Canceled)):
 		return Outcome{Status: "interrupted", Text: "stopped: interrupted", Err: cause}
 	}
+	var exit *scheme.ExitError
+	if errors.As(err, &exit) { // (exit [code]) in Scheme ends the run
+		if exit.Code == 0 {
+			if s.outcome != nil {
+				return *s.outcome
+			}
+			return Outcome{Status: "finished", Text: "the loop called (exit)"}
+		}
+		return Outcome{Status: "failed", Text: fmt.Sprintf("the loop called (exit %d)", exit.Code), Err: err}
+	}
 	s.emit("error", map[string]any{"error": err.Error()})
 	return Outcome{Status: "failed", Text: err.Error(), Err: err}
 }

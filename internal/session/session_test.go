@@ -273,3 +273,31 @@ func TestLeanFirstRequestIsSmall(t *testing.T) {
 		}
 	}
 }
+
+// A reply with malformed tool-call JSON goes back to the model as an error
+// result; the run goes on.
+func TestMalformedToolArgumentsGoBackAsAnError(t *testing.T) {
+	opts := baseOpts(t)
+	r := runSession(t, opts, `
+> reply
+rawcall fs-write {"path": "a.txt", "content": "unterminated
+> reply if result contains not valid JSON
+call fs-write {"path": "a.txt", "content": "fixed\n"}
+> reply
+done
+`)
+	if r.out.Status != "finished" {
+		t.Fatalf("status %q: %s", r.out.Status, r.out.Text)
+	}
+	reqs := r.model.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	bad := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if !bad.IsError || !strings.Contains(bad.Content, "send one JSON object") {
+		t.Fatalf("the malformed call's result: %+v", bad)
+	}
+	if b, err := os.ReadFile(filepath.Join(opts.Folder, "a.txt")); err != nil || string(b) != "fixed\n" {
+		t.Fatalf("a.txt: %q, %v", b, err)
+	}
+}
