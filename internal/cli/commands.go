@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -64,13 +63,7 @@ func (c *SchemeCmd) Run(e *env) error {
 		return nil
 	}
 	fmt.Fprintln(e.stderr, "nodwyn scheme: a dry session (no model). Ctrl-D ends it.")
-	repl, ok := any(in).(interface {
-		REPL(context.Context, io.Reader, io.Writer) error
-	})
-	if !ok {
-		return usageErr("the REPL is not built yet; give a FILE to run")
-	}
-	return repl.REPL(ctx, e.stdin, e.stdout)
+	return in.REPL(ctx, e.stdin, e.stdout)
 }
 
 // GuardCmd is `nodwyn guard`.
