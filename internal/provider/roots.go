@@ -12,7 +12,7 @@ import (
 // A static binary must reach an HTTPS endpoint from an image with no CA
 // certificates. The system's roots are used when it has any; otherwise a
 // pool is built from the roots embedded in the binary
-// (golang.org/x/crypto/x509roots/fallback/bundle). The pool is built only
+// (golang.org/x/crypto/x509roots/fallback/bundle). That pool is built only
 // then, on the first HTTPS client, rather than at every start as importing
 // the fallback package would do (about 20 ms and 0.7 MB).
 
