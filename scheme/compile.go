@@ -453,7 +453,11 @@ func makeCallG(fc code, g *global, argcs []code, tail bool, pos *Pos) code {
 					th.tc, th.tf, th.tpos = cl, nf, pos
 					return tailMark{}
 				}
-				return th.tailCall(f, []Value{a0(th, fr)}, pos)
+				x0 := a0(th, fr)
+				if p, ok := f.(*Primitive); ok && p.borrow {
+					return th.callBorrowed(p, pos, x0)
+				}
+				return th.tailCall(f, []Value{x0}, pos)
 			}
 		case 2:
 			a0, a1 := argcs[0], argcs[1]
@@ -473,7 +477,11 @@ func makeCallG(fc code, g *global, argcs []code, tail bool, pos *Pos) code {
 					th.tc, th.tf, th.tpos = cl, nf, pos
 					return tailMark{}
 				}
-				return th.tailCall(f, []Value{a0(th, fr), a1(th, fr)}, pos)
+				x0, x1 := a0(th, fr), a1(th, fr)
+				if p, ok := f.(*Primitive); ok && p.borrow {
+					return th.callBorrowed(p, pos, x0, x1)
+				}
+				return th.tailCall(f, []Value{x0, x1}, pos)
 			}
 		case 3:
 			a0, a1, a2 := argcs[0], argcs[1], argcs[2]
@@ -494,7 +502,11 @@ func makeCallG(fc code, g *global, argcs []code, tail bool, pos *Pos) code {
 					th.tc, th.tf, th.tpos = cl, nf, pos
 					return tailMark{}
 				}
-				return th.tailCall(f, []Value{a0(th, fr), a1(th, fr), a2(th, fr)}, pos)
+				x0, x1, x2 := a0(th, fr), a1(th, fr), a2(th, fr)
+				if p, ok := f.(*Primitive); ok && p.borrow {
+					return th.callBorrowed(p, pos, x0, x1, x2)
+				}
+				return th.tailCall(f, []Value{x0, x1, x2}, pos)
 			}
 		}
 		return func(th *thread, fr *frame) Value {
@@ -534,7 +546,11 @@ func makeCallG(fc code, g *global, argcs []code, tail bool, pos *Pos) code {
 				nf.vals[0] = a0(th, fr)
 				return th.run(cl, nf, pos)
 			}
-			return th.apply(f, []Value{a0(th, fr)}, pos)
+			x0 := a0(th, fr)
+			if p, ok := f.(*Primitive); ok && p.borrow {
+				return th.callBorrowed(p, pos, x0)
+			}
+			return th.apply(f, []Value{x0}, pos)
 		}
 	case 2:
 		a0, a1 := argcs[0], argcs[1]
@@ -553,7 +569,11 @@ func makeCallG(fc code, g *global, argcs []code, tail bool, pos *Pos) code {
 				nf.vals[1] = a1(th, fr)
 				return th.run(cl, nf, pos)
 			}
-			return th.apply(f, []Value{a0(th, fr), a1(th, fr)}, pos)
+			x0, x1 := a0(th, fr), a1(th, fr)
+			if p, ok := f.(*Primitive); ok && p.borrow {
+				return th.callBorrowed(p, pos, x0, x1)
+			}
+			return th.apply(f, []Value{x0, x1}, pos)
 		}
 	case 3:
 		a0, a1, a2 := argcs[0], argcs[1], argcs[2]
@@ -573,7 +593,11 @@ func makeCallG(fc code, g *global, argcs []code, tail bool, pos *Pos) code {
 				nf.vals[2] = a2(th, fr)
 				return th.run(cl, nf, pos)
 			}
-			return th.apply(f, []Value{a0(th, fr), a1(th, fr), a2(th, fr)}, pos)
+			x0, x1, x2 := a0(th, fr), a1(th, fr), a2(th, fr)
+			if p, ok := f.(*Primitive); ok && p.borrow {
+				return th.callBorrowed(p, pos, x0, x1, x2)
+			}
+			return th.apply(f, []Value{x0, x1, x2}, pos)
 		}
 	}
 	return func(th *thread, fr *frame) Value {

@@ -10,6 +10,18 @@ import (
 // the standard library, so these win over any library entry of the same name.
 var corePrimitives = buildCore()
 
+func init() {
+	// The standard library and the core procedures do not keep their
+	// argument slices (the library's contract), so calls to them may pass
+	// a reused slice. Set once, before any interpreter exists.
+	for _, p := range stdlibPrimitives() {
+		p.borrow = p.tail == nil
+	}
+	for _, p := range corePrimitives {
+		p.borrow = p.tail == nil
+	}
+}
+
 func corePrim(name string, min, max int, doc string, tail func(th *thread, args []Value, pos *Pos, tail bool) Value) *Primitive {
 	p := &Primitive{Name: name, MinArgs: min, MaxArgs: max, Doc: doc, tail: tail}
 	p.Fn = func(in *Interp, args []Value) (Value, error) { return in.Apply(p, args) }

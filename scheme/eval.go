@@ -97,6 +97,7 @@ type thread struct {
 	calls    []callRec
 	handlers []Value
 	tick     int
+	argstack []Value
 
 	maxDepth  int
 	stepLimit int64
@@ -357,6 +358,18 @@ func (th *thread) finishTail(pos *Pos) Value {
 	return th.apply(proc, args, pos)
 }
 
+// callBorrowed calls a library primitive (which does not keep its argument
+// slice) with arguments on the thread's argument stack: no allocation.
+func (th *thread) callBorrowed(p *Primitive, pos *Pos, vals ...Value) Value {
+	base := len(th.argstack)
+	th.argstack = append(th.argstack, vals...)
+	n := len(th.argstack)
+	v := th.callPrim(p, th.argstack[base:n:n], pos)
+	clear(th.argstack[base:n])
+	th.argstack = th.argstack[:base]
+	return v
+}
+
 func (th *thread) callPrim(p *Primitive, args []Value, pos *Pos) Value {
 	th.checkArity(p, len(args), pos)
 	if p.tail != nil {
@@ -514,14 +527,16 @@ func (th *thread) throw(k *Continuation, args []Value, pos *Pos) {
 
 // state is the part of a thread restored when a panic is recovered.
 type state struct {
-	ncalls   int
-	handlers []Value
+	ncalls, nargs int
+	handlers      []Value
 }
 
-func (th *thread) save() state { return state{len(th.calls), th.handlers} }
+func (th *thread) save() state { return state{len(th.calls), len(th.argstack), th.handlers} }
 
 func (th *thread) restore(s state) {
 	th.calls = th.calls[:s.ncalls]
+	clear(th.argstack[s.nargs:])
+	th.argstack = th.argstack[:s.nargs]
 	th.handlers = s.handlers
 	th.tc, th.tf, th.targs = nil, nil, nil
 }

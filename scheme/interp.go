@@ -38,6 +38,12 @@ func New() *Interp {
 		in.Register(p)
 	}
 	installPorts(in)
+	for _, g := range in.globals {
+		// the per-interpreter library procedures made by installPorts
+		if p, ok := g.value.(*Primitive); ok && !p.borrow && p.tail == nil {
+			p.borrow = true
+		}
+	}
 	for _, p := range corePrimitives {
 		in.Register(p)
 	}

@@ -135,6 +135,9 @@ type Primitive struct {
 	// tail, set only for core control procedures (apply, call/cc, ...),
 	// replaces Fn and may leave a pending tail call.
 	tail func(th *thread, args []Value, pos *Pos, tail bool) Value
+	// borrow: a library primitive that does not keep args after it
+	// returns, so the evaluator may pass a reused slice.
+	borrow bool
 }
 
 // NewPrimitive makes a primitive; see Primitive.
