@@ -52,6 +52,19 @@ type ArgvTrigger struct {
 	lastRes   *argvResult
 	mentionRe *regexp.Regexp
 	codeNames []string
+	base      lstatCache // the folder's and scratch directory's components
+}
+
+// baseLstats returns a fresh cache holding what is known of the folder's
+// and the scratch directory's components, which every line resolves.
+func (a *ArgvTrigger) baseLstats() lstatCache {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := make(lstatCache, len(a.base)+16)
+	for k, v := range a.base {
+		c[k] = v
+	}
+	return c
 }
 
 // argvResult is what the analysis of one line found.
@@ -162,6 +175,12 @@ func (a *ArgvTrigger) init() {
 		alts = append(alts, regexp.QuoteMeta(a.Home)+`(?:/|$|[\s'"])`)
 	}
 	a.mentionRe = regexp.MustCompile(strings.Join(alts, "|"))
+	a.base = lstatCache{}
+	for _, root := range []string{a.Folder, a.Scratch} {
+		if root != "" {
+			physicalDepth(root, 0, a.base)
+		}
+	}
 	seen := map[string]bool{}
 	if a.Denylist != nil {
 		for _, d := range a.Denylist.Dirs {

@@ -86,7 +86,7 @@ func newAnalyzer(t *ArgvTrigger, line string, deadline time.Time) *analyzer {
 		vars: map[string]expand.Variable{}, funcs: map[string]*syntax.Stmt{},
 		cwd: cwd, cwdOK: true, aliases: map[string]string{},
 		visited: map[*syntax.Stmt]bool{}, inFunc: map[string]int{},
-		lstats: lstatCache{}, vfiles: map[string]string{},
+		lstats: t.baseLstats(), vfiles: map[string]string{},
 	}
 }
 
@@ -688,6 +688,8 @@ func (an *analyzer) deny(path, dir string) {
 	an.find(Refuse, fmt.Sprintf("the line names %s, in %s, a directory nodwyn keeps off limits because it holds credentials or nodwyn's own configuration and data; nobody can approve that, so it was refused and nothing of it ran; do the task without it", path, dir))
 }
 
+var unmark = strings.NewReplacer(markUnknown, "", markBuilt, "", markTree, "")
+
 // judge judges one expanded word used in the given role.
 func (an *analyzer) judge(v string, ro role) {
 	an.tick()
@@ -701,7 +703,7 @@ func (an *analyzer) judge(v string, ro role) {
 		an.uncertain = true
 	}
 	tree := strings.Contains(v, markTree)
-	clean := strings.NewReplacer(markUnknown, "", markBuilt, "", markTree, "").Replace(v)
+	clean := unmark.Replace(v)
 	if tree && ro != roleMention {
 		ro = roleRecursive
 	}
