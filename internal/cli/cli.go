@@ -66,8 +66,13 @@ Its Go core runs the tools, judges every call with a guard, enforces budgets and
 writes the logs; the loop, the prompts and the finish check are Scheme files
 embedded in the binary, which a project overrides in .nodwyn/init.scm.
 
-Try it with no key:   nodwyn run --script demo.script "fix the bug"
-Real model:           OPENAI_API_KEY=… nodwyn run --provider openai --model gpt-4.1 "task"`
+Try it with no key (the scripted model; see docs/script-provider.md):
+
+    nodwyn run --script examples/demo/demo.script -C DIR "fix the bug"
+
+With a real model:
+
+    OPENAI_API_KEY=… nodwyn run --provider openai --model gpt-4.1 "task"`
 
 // Main runs the command line and returns the process's exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {

@@ -20,7 +20,7 @@ import (
 
 // RunCmd is `nodwyn run`.
 type RunCmd struct {
-	Instruction     []string      `arg:"" optional:"" help:"The task. '-' reads it from standard input (as does an empty argument list with --instruction-file unset and stdin not a terminal)."`
+	Instruction     []string      `arg:"" optional:"" help:"The task. '-' reads it from standard input."`
 	InstructionFile string        `name:"instruction-file" type:"existingfile" help:"Read the task from this file (harnesses that kill agents by matching their argv cannot match it)."`
 	Folder          string        `short:"C" name:"folder" default:"." help:"The folder to work in."`
 	Profile         string        `help:"Loop profile: lean, full, or one a project's init.scm defines (default: [loop] profile, NODWYN_PROFILE, else lean when unattended and full otherwise)."`
