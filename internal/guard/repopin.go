@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 // RepoPin keeps the file tools inside the folder. A path must be inside the
@@ -26,6 +27,9 @@ func (p *RepoPin) Name() string { return "RepoPin" }
 // Check refuses a file tool's path outside the folder and the scratch
 // directory.
 func (p *RepoPin) Check(req Request) Decision {
+	if d := p.checkPattern(req); d.Verdict != Allow {
+		return d
+	}
 	raw, abs, ok := toolPath(req, p.Folder)
 	if !ok || p.Sandbox {
 		return Decision{}
@@ -68,4 +72,32 @@ func (p *RepoPin) inside(abs string, absolute bool) bool {
 		}
 	}
 	return false
+}
+
+// checkPattern refuses an fs-find pattern or an index-grep glob that
+// leaves the directory it searches: patterns are relative to path.
+func (p *RepoPin) checkPattern(req Request) Decision {
+	var name, pat string
+	switch req.Tool {
+	case "fs-find":
+		name, pat = "pattern", argString(req, "pattern")
+	case "index-grep":
+		name, pat = "glob", argString(req, "glob")
+	default:
+		return Decision{}
+	}
+	if pat == "" {
+		return Decision{}
+	}
+	escapes := filepath.IsAbs(pat) || strings.HasPrefix(pat, "~")
+	for _, c := range strings.Split(filepath.ToSlash(pat), "/") {
+		if c == ".." {
+			escapes = true
+		}
+	}
+	if !escapes {
+		return Decision{}
+	}
+	return Decision{Verdict: Refuse, Checker: p.Name(), Reason: fmt.Sprintf(
+		"the %s %q leaves the directory %s searches; a %s is matched below path, so set path to the directory to search and give a %s relative to it", name, pat, req.Tool, name, name)}
 }

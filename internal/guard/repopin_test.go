@@ -3,6 +3,7 @@ package guard
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,6 +69,31 @@ func TestSandboxRepoPinTakesEveryPathButNotTheDenylist(t *testing.T) {
 	for _, p := range []string{filepath.Join(e.Home, ".ssh", "id_rsa"), filepath.Join(e.Data, "x"), "/etc/ssl/private/server.key"} {
 		if d := g.Check(file("fs-read", p)); d.Verdict != Refuse {
 			t.Errorf("sandbox fs-read %s: %v", p, d.Verdict)
+		}
+	}
+}
+
+func TestSearchPatternsStayBelowTheirPath(t *testing.T) {
+	e := newTestEnv(t)
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, req := range []Request{
+			{Tool: "fs-find", Args: map[string]any{"pattern": "../../.ssh/*"}},
+			{Tool: "fs-find", Args: map[string]any{"pattern": "/etc/*.conf"}},
+			{Tool: "index-grep", Args: map[string]any{"pattern": "x", "glob": "../**/*"}},
+			{Tool: "index-grep", Args: map[string]any{"pattern": "x", "glob": "~/.aws/*"}},
+		} {
+			if d := g.Check(req); d.Verdict != Refuse || !strings.Contains(d.Reason, "relative to it") {
+				t.Errorf("sandbox=%v %v: %v (%s)", sandbox, req.Args, d.Verdict, d.Reason)
+			}
+		}
+		for _, req := range []Request{
+			{Tool: "fs-find", Args: map[string]any{"pattern": "**/*.go"}},
+			{Tool: "index-grep", Args: map[string]any{"pattern": "\\.\\./x", "glob": "*.go"}},
+		} {
+			if d := g.Check(req); d.Verdict != Allow {
+				t.Errorf("sandbox=%v %v: %v (%s)", sandbox, req.Args, d.Verdict, d.Reason)
+			}
 		}
 	}
 }
