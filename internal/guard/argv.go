@@ -51,6 +51,7 @@ type ArgvTrigger struct {
 	lastLine  string
 	lastRes   *argvResult
 	mentionRe *regexp.Regexp
+	deniedRe  *regexp.Regexp
 	codeNames []string
 	base      lstatCache // the folder's and scratch directory's components
 }
@@ -163,6 +164,21 @@ func (a *ArgvTrigger) mentions(line string) string {
 	return ""
 }
 
+// mentionsDenied returns the denied name the line mentions, or "": the
+// names of the denied directories, /proc, credential-shaped names.
+func (a *ArgvTrigger) mentionsDenied(line string) string {
+	a.init()
+	if m := a.deniedRe.FindString(line); m != "" {
+		return m
+	}
+	for _, n := range a.codeNames {
+		if strings.Contains(line, n) {
+			return n
+		}
+	}
+	return ""
+}
+
 // init prepares the patterns that depend on the options.
 func (a *ArgvTrigger) init() {
 	a.mu.Lock()
@@ -170,7 +186,9 @@ func (a *ArgvTrigger) init() {
 	if a.mentionRe != nil {
 		return
 	}
-	alts := []string{`(?:^|[\s=:'"(])~[A-Za-z0-9_.\-]*(?:/|$|\s)`, `\$\{?HOME\b`, `/proc/`, `\benviron\b`, `\bid_(?:rsa|dsa|ecdsa|ed25519)`, `\.pem\b`, `credentials`}
+	denied := []string{`/proc/`, `\benviron\b`, `\bid_(?:rsa|dsa|ecdsa|ed25519)`, `\.pem\b`, `credentials`}
+	a.deniedRe = regexp.MustCompile(strings.Join(denied, "|"))
+	alts := append([]string{`(?:^|[\s=:'"(])~[A-Za-z0-9_.\-]*(?:/|$|\s)`, `\$\{?HOME\b`}, denied...)
 	if a.Home != "" && a.Home != "/" {
 		alts = append(alts, regexp.QuoteMeta(a.Home)+`(?:/|$|[\s'"])`)
 	}

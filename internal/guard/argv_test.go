@@ -258,10 +258,22 @@ func TestAParseErrorOrATimeoutFailsClosedWhenTheLineMentionsHome(t *testing.T) {
 	if d := judge(t, slow, "go build ./..."); d.Verdict != Confirm {
 		t.Errorf("timeout without a mention: %v (%s)", d.Verdict, d.Reason)
 	}
-	// What the analysis cannot follow, on a line that mentions home.
-	for _, line := range []string{"cat ~/$(cat name.txt)", "cat \"$HOME/$(python3 -c 'print(1)')\"", "cd $(cat dir.txt) && cat " + e.Home + "/x"} {
-		if d := judge(t, g, line); d.Verdict != Refuse {
-			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
+	// What the analysis cannot follow, completing a path in a directory
+	// that holds a denied one, or on a line that names a denied name.
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, line := range []string{
+			"cat ~/$(cat name.txt)", "cat \"$HOME/$(python3 -c 'print(1)')\"", "cat ~/.s$(cat x)/id_rsa",
+			"cd $(cat dir.txt) && cat .ssh/id_rsa", "x=$(cat n); cat /proc/$x/environ", "cat " + e.Home + "/$Y",
+		} {
+			if d := judge(t, g, line); d.Verdict != Refuse {
+				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
+			}
+		}
+		// An unknown value elsewhere on a line that names the home
+		// directory is no reason to refuse.
+		if d := judge(t, g, "cd ~/app && kill $(cat server.pid) && git checkout $(git rev-parse HEAD)"); d.Verdict == Refuse {
+			t.Errorf("sandbox=%v: %v (%s)", sandbox, d.Verdict, d.Reason)
 		}
 	}
 }

@@ -71,8 +71,11 @@ type analyzer struct {
 
 	best      Decision
 	uncertain bool // something on the line could not be followed
-	built     bool // a path position received a made-up value
-	writes    []string
+	// nearDenied is set when an unknown value completes a path in a
+	// directory that holds a denied one (~/$(…), $HOME/.s$x).
+	nearDenied string
+	built      bool // a path position received a made-up value
+	writes     []string
 }
 
 func newAnalyzer(t *ArgvTrigger, line string, deadline time.Time) *analyzer {
@@ -136,8 +139,12 @@ func (an *analyzer) run() (res *argvResult) {
 
 func (an *analyzer) result() *argvResult {
 	d := an.best
+	if d.Verdict < Refuse && an.nearDenied != "" {
+		d = Decision{Verdict: Refuse, Reason: fmt.Sprintf(
+			"the line builds a path in %s from a value nodwyn cannot know before it runs, and that directory holds what nodwyn keeps off limits, so it was refused and nothing of it ran; write the path out plainly", an.nearDenied)}
+	}
 	if d.Verdict < Refuse && (an.uncertain || an.built) {
-		if m := an.t.mentions(an.line); m != "" {
+		if m := an.t.mentionsDenied(an.line); m != "" {
 			d = Decision{Verdict: Refuse, Reason: fmt.Sprintf(
 				"the line builds a path or a command nodwyn cannot follow before it runs, and it mentions %s, so it was refused and nothing of it ran; write the paths out plainly", m)}
 		} else if an.built && d.Verdict < SecurityConfirm && !an.t.Sandbox {
@@ -688,6 +695,31 @@ func (an *analyzer) deny(path, dir string) {
 	an.find(Refuse, fmt.Sprintf("the line names %s, in %s, a directory nodwyn keeps off limits because it holds credentials or nodwyn's own configuration and data; nobody can approve that, so it was refused and nothing of it ran; do the task without it", path, dir))
 }
 
+// checkNearDenied notes a path whose known beginning is a directory that
+// holds a denied one and whose rest is unknown.
+func (an *analyzer) checkNearDenied(v string) {
+	i := strings.IndexAny(v, markUnknown+markBuilt)
+	if i <= 0 || an.t.Denylist == nil {
+		return
+	}
+	prefix := unmark.Replace(v[:i])
+	if !filepath.IsAbs(prefix) {
+		if !an.cwdOK {
+			return
+		}
+		prefix = joinRaw(an.cwd, prefix)
+	}
+	dir := filepath.Clean(prefix)
+	if !strings.HasSuffix(prefix, "/") {
+		dir = filepath.Dir(dir)
+	}
+	if ok, _ := an.t.Denylist.ancestorOfDenied(dir, an.phys(dir)); ok {
+		an.nearDenied = dir
+	} else if ok, _ := an.t.Denylist.deniedDirPhys(dir, an.phys(dir)); ok {
+		an.nearDenied = dir
+	}
+}
+
 var unmark = strings.NewReplacer(markUnknown, "", markBuilt, "", markTree, "")
 
 // judge judges one expanded word used in the given role.
@@ -701,6 +733,9 @@ func (an *analyzer) judge(v string, ro role) {
 	}
 	if strings.Contains(v, markUnknown) && ro != roleMention {
 		an.uncertain = true
+	}
+	if ro != roleMention {
+		an.checkNearDenied(v)
 	}
 	tree := strings.Contains(v, markTree)
 	clean := unmark.Replace(v)
@@ -942,7 +977,7 @@ func dotMatch(pat, name string) bool {
 
 // setCwd follows cd.
 func (an *analyzer) setCwd(dir string) {
-	if strings.Contains(dir, markUnknown) || strings.Contains(dir, markBuilt) {
+	if strings.ContainsAny(dir, markUnknown+markBuilt+markTree) || strings.ContainsAny(dir, "*?[") {
 		an.cwdOK = false
 		return
 	}
