@@ -1071,16 +1071,6 @@ func (c *compiler) valuesBinder(formals Value, vars []*localVar, val code, pos *
 	}
 }
 
-func lastCdr(x Value) Value {
-	for {
-		p, ok := x.(*Pair)
-		if !ok {
-			return x
-		}
-		x = p.Cdr
-	}
-}
-
 func (c *compiler) parseDefineSyntax(p *Pair, sc *scope, pos *Pos) (Value, *macro) {
 	parts := c.list(p.Cdr, pos, "define-syntax")
 	if len(parts) != 2 || !isIdentifier(parts[0]) {

@@ -76,8 +76,6 @@ func compQuote(c *compiler, x *Pair, sc *scope, tail bool) code {
 	return constCode(strip(parts[0]))
 }
 
-func isFalse(v Value) bool { return v == false }
-
 func compIf(c *compiler, x *Pair, sc *scope, tail bool) code {
 	parts, pos := c.args(x, 2, 3, "(if test then [else])")
 	test := c.comp(parts[0], sc, false, pos)
@@ -116,9 +114,7 @@ func compDefine(c *compiler, x *Pair, sc *scope, tail bool) code {
 // defineCell returns the global cell for s, making a top-level define of s
 // shadow a macro or special form of that name.
 func (in *Interp) defineCell(s Symbol) *global {
-	if _, ok := in.macros[s]; ok {
-		delete(in.macros, s)
-	}
+	delete(in.macros, s)
 	if specials[s] != nil {
 		if in.shadowed == nil {
 			in.shadowed = map[Symbol]bool{}

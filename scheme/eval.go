@@ -364,9 +364,20 @@ func (th *thread) callBorrowed(p *Primitive, pos *Pos, vals ...Value) Value {
 	base := len(th.argstack)
 	th.argstack = append(th.argstack, vals...)
 	n := len(th.argstack)
-	v := th.callPrim(p, th.argstack[base:n:n], pos)
-	clear(th.argstack[base:n])
+	args := th.argstack[base:n:n]
+	if n-base < p.MinArgs || p.MaxArgs >= 0 && n-base > p.MaxArgs {
+		th.checkArity(p, n-base, pos)
+	}
+	th.curPos = pos
+	v, err := p.Fn(th.in, args)
+	if err != nil {
+		th.primError(p.Name, err, pos)
+	}
+	// the slots are not cleared: they are overwritten by the next call
 	th.argstack = th.argstack[:base]
+	if v == nil {
+		return Void
+	}
 	return v
 }
 

@@ -163,11 +163,8 @@ func (in *Interp) Apply(proc Value, args []Value) (Value, error) {
 		ctx = context.Background()
 	}
 	v, err := in.run(ctx, func(th *thread) Value { return th.apply(proc, args, th.curPos) })
-	if err != nil && ctx != nil {
-		if esc, ok := err.(*escapeError); ok {
-			_ = esc
-			return nil, &Error{Msg: "continuation called after its extent ended: continuations are escape-only"}
-		}
+	if _, ok := err.(*escapeError); ok && ctx != nil {
+		return nil, &Error{Msg: "continuation called after its extent ended: continuations are escape-only"}
 	}
 	return v, err
 }
