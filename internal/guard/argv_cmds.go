@@ -787,7 +787,7 @@ func (an *analyzer) scriptFile(name string, pos []string, shellScript bool) {
 	if shellScript {
 		an.script(text, pos)
 	} else {
-		an.code(text)
+		an.scanText(text, true)
 	}
 	an.uncertain, an.built = unc, built
 	an.denyOnly--
@@ -1468,6 +1468,42 @@ func (an *analyzer) awk(args []string, stdin string) string {
 // code judges an interpreter's code string.
 func (an *analyzer) code(s string) {
 	an.scanText(s, true)
+	if an.t.Denylist == nil {
+		return
+	}
+	// Encoded literals are judged as the code they decode to.
+	for _, lit := range b64Literal.FindAllString(s, 16) {
+		if b, err := base64.StdEncoding.DecodeString(lit); err == nil && printable(b) {
+			an.scanText(string(b), true)
+		}
+	}
+	switch {
+	case decodeExec.MatchString(s) && execCall.MatchString(s):
+		an.find(Refuse, "the code on the line runs code it decodes first, which nodwyn cannot read before it runs, so it was refused and nothing of it ran; write the code out plainly")
+	case homeAccess.MatchString(s) && obfuscated.MatchString(s):
+		an.find(Refuse, "the code on the line reaches into the home directory with a name it puts together or decodes, which nodwyn cannot check against the directories it keeps off limits, so it was refused and nothing of it ran; write the path out plainly")
+	}
+}
+
+var (
+	b64Literal = regexp.MustCompile(`[A-Za-z0-9+/]{16,}={0,2}`)
+	decodeExec = regexp.MustCompile(`b64decode|b32decode|a85decode|fromhex|unhexlify|codecs\.decode|zlib\.decompress|marshal\.loads|pack\(["']H|decode_base64|Buffer\.from\([^)]*base64|atob\(`)
+	execCall   = regexp.MustCompile(`\bexec\(|\beval\b|\bcompile\(|Function\(|\bsystem\(|\bpopen|\bspawn|\bsubprocess\b|\bopen\(|readFile|\bFile\.read|` + "`")
+	homeAccess = regexp.MustCompile(`expanduser|homedir|Dir\.home|Path\.home|\$ENV\{\s*["']?HOME|ENV\[["']HOME|environ(?:\.get\(|\[)\s*["']HOME|getenv\(\s*["']HOME|process\.env\.HOME|\$HOME|~`)
+	obfuscated = regexp.MustCompile(`\bchr\(|\bord\(|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|b64decode|fromhex|unhexlify|rot13|\[::-1\]|reverse|["']\s*[+.]\s*["']|String\.fromCharCode|\bpack\(`)
+)
+
+// printable reports whether decoded bytes look like text.
+func printable(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < 9 || (c > 13 && c < 32) || c > 126 {
+			return false
+		}
+	}
+	return true
 }
 
 // interp judges an interpreter: -c/-e code, a script file, code on its
