@@ -106,12 +106,18 @@ func (an *analyzer) tick() {
 func (an *analyzer) run() (res *argvResult) {
 	defer func() {
 		if r := recover(); r != nil {
-			if _, ok := r.(stopAnalysis); ok {
+			_, stopped := r.(stopAnalysis)
+			if stopped {
 				res = an.t.failClosed(an.line, "the analysis of the line did not finish in time", nil)
 				res.timedOut = true
-				return
+			} else {
+				res = an.t.failClosed(an.line, fmt.Sprintf("the analysis of the line failed (%v)", r), nil)
 			}
-			res = an.t.failClosed(an.line, fmt.Sprintf("the analysis of the line failed (%v)", r), nil)
+			// What was found before it stopped still counts.
+			if an.best.Verdict > res.decision.Verdict {
+				res = an.result()
+				res.timedOut = stopped
+			}
 		}
 	}()
 	// Every literal path on the line is judged against the denylist, in
@@ -623,7 +629,7 @@ var textToken = regexp.MustCompile(`(?:~[A-Za-z0-9_.\-]*|\$\{?HOME\}?)?/[^\s'"\x
 // also judged as operands, and the names of denied directories anywhere in
 // the text count, since code can put a path together.
 func (an *analyzer) scanText(s string, code bool) {
-	for _, tok := range textToken.FindAllString(s, 64) {
+	for _, tok := range textToken.FindAllString(s, -1) {
 		tok = strings.Trim(tok, " \t\n'\"=:(")
 		switch {
 		case tok == "~":
