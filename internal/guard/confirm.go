@@ -46,10 +46,11 @@ const (
 // Approvals are the standing approvals a person gave "always for this
 // session": a command prefix or a path. They answer ordinary confirms
 // only: a request the guard judges a security confirm or a refusal is
-// never covered. Make them with NewApprovals; without a Guard, Covers
-// cannot tell and covers nothing (CoversDecision still works).
+// never covered. With a Guard (NewApprovals) Covers re-judges the request
+// to make sure; the zero value matches prefixes and paths only, for a
+// caller that asks about ordinary confirms alone (or use CoversDecision).
 type Approvals struct {
-	Guard *Guard // Covers re-judges the request with it
+	Guard *Guard // when set, Covers re-judges the request with it
 
 	mu       sync.Mutex
 	prefixes [][]string
@@ -80,8 +81,11 @@ func (a *Approvals) Add(kind, value string) {
 // substitutions or redirections) whose words begin with an approved
 // prefix; a file tool's path when it is an approved path or under one.
 func (a *Approvals) Covers(req Request) bool {
-	if a == nil || a.Guard == nil {
+	if a == nil {
 		return false
+	}
+	if a.Guard == nil {
+		return a.matches(req)
 	}
 	return a.CoversDecision(req, a.Guard.Check(req))
 }
@@ -92,6 +96,11 @@ func (a *Approvals) CoversDecision(req Request, d Decision) bool {
 	if a == nil || d.Verdict != Confirm {
 		return false
 	}
+	return a.matches(req)
+}
+
+// matches reports whether an approved prefix or path matches req.
+func (a *Approvals) matches(req Request) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if isShell(req.Tool) {

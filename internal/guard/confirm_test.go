@@ -81,8 +81,10 @@ func TestStandingApprovalsNeverCoverASecurityConfirmOrARefusal(t *testing.T) {
 	}
 	bare := &Approvals{}
 	bare.Add(ApprovePrefix, "curl")
-	if bare.Covers(shell("curl https://example.com")) {
-		t.Error("approvals without a guard cover a request they cannot judge")
+	// The zero value matches prefixes only; its caller asks about
+	// ordinary confirms alone.
+	if !bare.Covers(shell("curl https://example.com")) || bare.Covers(shell("curl x; rm -rf y")) {
+		t.Error("approvals without a guard do not match their prefix exactly")
 	}
 	if !bare.CoversDecision(shell("curl https://example.com"), Decision{Verdict: Confirm}) {
 		t.Error("CoversDecision does not cover an approved ordinary confirm")
