@@ -39,8 +39,9 @@ func AutoAllow(d Decision, m Mode) (answer bool, decided bool) {
 
 // Approval kinds for Approvals.Add.
 const (
-	ApprovePrefix = "prefix" // a command line beginning with these words
-	ApprovePath   = "path"   // a file tool's path, or anything under it
+	ApprovePrefix  = "prefix"  // a command line beginning with these words
+	ApproveCommand = "command" // the same as ApprovePrefix
+	ApprovePath    = "path"    // a file tool's path, or anything under it
 )
 
 // Approvals are the standing approvals a person gave "always for this
@@ -60,12 +61,13 @@ type Approvals struct {
 // NewApprovals returns an empty set of approvals checked against g.
 func NewApprovals(g *Guard) *Approvals { return &Approvals{Guard: g} }
 
-// Add records a standing approval of kind "prefix" or "path".
+// Add records a standing approval of kind "prefix" (or "command") or
+// "path"; other kinds are ignored.
 func (a *Approvals) Add(kind, value string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch kind {
-	case ApprovePrefix:
+	case ApprovePrefix, ApproveCommand:
 		if w := strings.Fields(value); len(w) > 0 {
 			a.prefixes = append(a.prefixes, w)
 		}

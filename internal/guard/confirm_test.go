@@ -37,7 +37,7 @@ func TestStandingApprovalsNeverCoverASecurityConfirmOrARefusal(t *testing.T) {
 	g := e.guard(false)
 	a := NewApprovals(g)
 	a.Add(ApprovePrefix, "curl")
-	a.Add(ApprovePrefix, "git push origin")
+	a.Add(ApproveCommand, "git push origin")
 	a.Add(ApprovePath, "docs")
 	for _, c := range []struct {
 		req  Request
