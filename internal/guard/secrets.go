@@ -28,24 +28,62 @@ type exactSecret struct {
 type secretPattern struct {
 	kind  string
 	re    *regexp.Regexp
-	group int  // the submatch that is the secret (0: the whole match)
-	check bool // the secret must look random (entropy)
+	group int      // the submatch that is the secret (0: the whole match)
+	check bool     // the secret must look random (entropy)
+	lower bool     // matched against the text with ASCII letters lowered
+	hints []string // one of these must be in the text (lowered if lower)
 }
 
 var secretPatterns = []secretPattern{
-	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`)},
-	{kind: "aws-access-key", re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`)},
-	{kind: "aws-secret-key", re: regexp.MustCompile(`(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})\b`), group: 1},
-	{kind: "github-token", re: regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`)},
-	{kind: "github-token", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`)},
-	{kind: "gitlab-token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
-	{kind: "slack-token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`)},
-	{kind: "anthropic-key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`)},
-	{kind: "openai-key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`)},
-	{kind: "google-api-key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
-	{kind: "huggingface-token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
-	{kind: "npm-token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`)},
-	{kind: "secret-assignment", re: regexp.MustCompile(`(?i)[A-Za-z0-9_.\-]*(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credential)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.=~]{16,})`), group: 1, check: true},
+	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`), hints: []string{"PRIVATE KEY"}},
+	{kind: "aws-access-key", re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), hints: []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}},
+	{kind: "aws-secret-key", re: regexp.MustCompile(`aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([a-z0-9/+=]{40})\b`), group: 1, lower: true, hints: []string{"secret"}},
+	{kind: "github-token", re: regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`), hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
+	{kind: "github-token", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`), hints: []string{"github_pat_"}},
+	{kind: "gitlab-token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`), hints: []string{"glpat-"}},
+	{kind: "slack-token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), hints: []string{"xox"}},
+	{kind: "anthropic-key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-ant-"}},
+	{kind: "openai-key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-"}},
+	{kind: "google-api-key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), hints: []string{"AIza"}},
+	{kind: "huggingface-token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), hints: []string{"hf_"}},
+	{kind: "npm-token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), hints: []string{"npm_"}},
+	{kind: "secret-assignment", re: regexp.MustCompile(`(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credential)[a-z0-9_.\-]*["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.=~]{16,})`), group: 1, check: true, lower: true,
+		hints: []string{"key", "secret", "token", "passw", "credential"}},
+}
+
+// asciiLower lowers ASCII letters only, so byte offsets stay the same.
+func asciiLower(s string) string {
+	b := []byte(s)
+	changed := false
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+			changed = true
+		}
+	}
+	if !changed {
+		return s
+	}
+	return string(b)
+}
+
+// matches returns the submatch indexes of p in s (lowered is s lowered).
+func (p *secretPattern) matches(s, lowered string) [][]int {
+	t := s
+	if p.lower {
+		t = lowered
+	}
+	found := false
+	for _, h := range p.hints {
+		if strings.Contains(t, h) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil
+	}
+	return p.re.FindAllStringSubmatchIndex(t, -1)
 }
 
 // NewContentScan returns a scanner that also knows the given exact secret
@@ -117,8 +155,10 @@ func (c *ContentScan) Find(s string) string {
 			return e.kind
 		}
 	}
-	for _, p := range secretPatterns {
-		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
+	lowered := asciiLower(s)
+	for i := range secretPatterns {
+		p := &secretPatterns[i]
+		for _, m := range p.matches(s, lowered) {
 			lo, hi := m[2*p.group], m[2*p.group+1]
 			if lo < 0 {
 				continue
@@ -138,13 +178,15 @@ func (c *ContentScan) Redact(s string) string {
 			s = strings.ReplaceAll(s, e.value, "[REDACTED:"+e.kind+"]")
 		}
 	}
-	for _, p := range secretPatterns {
-		if !p.re.MatchString(s) {
+	for i := range secretPatterns {
+		p := &secretPatterns[i]
+		ms := p.matches(s, asciiLower(s))
+		if len(ms) == 0 {
 			continue
 		}
 		var b strings.Builder
 		last := 0
-		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
+		for _, m := range ms {
 			lo, hi := m[2*p.group], m[2*p.group+1]
 			if lo < 0 || (p.check && !randomLooking(s[lo:hi])) {
 				continue

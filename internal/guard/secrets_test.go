@@ -96,3 +96,21 @@ func TestKnownSecretsAreFoundInTheirEncodedForms(t *testing.T) {
 		t.Errorf("Redact changed clean text: %q", got)
 	}
 }
+
+// BenchmarkRedactToolResult redacts a 256 KiB tool result of ordinary
+// source text with one credential in it.
+func BenchmarkRedactToolResult(b *testing.B) {
+	g := New(Options{Folder: b.TempDir(), Home: b.TempDir(), Secrets: []string{"nodwyn-provider-key-7f3a9c"}})
+	var sb strings.Builder
+	for sb.Len() < 256<<10 {
+		sb.WriteString("func handler(w http.ResponseWriter, r *http.Request) { token := r.Header.Get(\"X-Token\"); _ = token }\n")
+	}
+	sb.WriteString("AKIAIOSFODNN7EXAMPLE\n")
+	text := sb.String()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if !strings.Contains(g.Redact(text), "[REDACTED:aws-access-key]") {
+			b.Fatal("not redacted")
+		}
+	}
+}
