@@ -1,16 +1,32 @@
 // Package guard judges every tool call before it runs.
 //
 // A Guard holds the built-in checkers (RepoPin, PathDenylist, ArgvTrigger,
-// ProtectedPaths, ScratchWrites and the content scan) and any project
+// ProtectedPaths, ScratchWrites and ContentScan, L1) and any project
 // checkers a project's Scheme added. Guard.Check returns the strictest
 // decision of them all: a project checker can refuse or ask, never allow
 // what a built-in checker refused or asks about. Sandbox mode is a flag on
 // each checker that it changes (RepoPin, ArgvTrigger, ProtectedPaths), not
-// a second guard.
+// a second guard. AutoAllow and Approvals are the confirm policy.
 //
-// Nothing here runs a command: the argv trigger parses and expands a
-// command line with mvdan.cc/sh/v3 and reads directory listings to expand
-// globs, and that is all.
+// Nothing here runs a command. The argv trigger parses a line with
+// mvdan.cc/sh/v3 and walks it statement by statement with an expansion
+// environment of its own (the line's assignments, ~ and $HOME, positional
+// parameters, functions, what echo, printf, cat, find, base64 -d and
+// friends print, what the line wrote to a file earlier); it reads
+// directory listings to expand globs and small files a line reads or runs
+// (never inside a denied directory), and that is all.
+//
+// Known limits: a program or interpreter can compute a path as it runs;
+// code strings are scanned for paths, denied names, decode-and-run and
+// home paths put together from pieces, not interpreted. What a line makes
+// as it runs (a link from an earlier call, a program's output) is judged
+// as it is when the call is made, as the seed says. A value the analysis
+// cannot know refuses only where it completes a path in a directory that
+// holds a denied one, or on a line that names a denied name. Recursive
+// copies and searches of a directory that holds a denied one ("/", the
+// home directory) are refused in both modes. Only the session's home
+// directory's credential directories are denied, not other users'.
+// Paths are compared byte for byte (no case folding).
 package guard
 
 import (
