@@ -91,3 +91,27 @@ func TestNewFillsDefaultsFromTheEnvironment(t *testing.T) {
 		}
 	}
 }
+
+func TestTheGuardIsSafeForConcurrentUse(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.guard(false)
+	lines := []string{"cat ~/.ssh/id_rsa", "go test ./...", "curl https://example.com", "cat /etc/hosts"}
+	want := []Verdict{Refuse, Allow, Confirm, SecurityConfirm}
+	done := make(chan struct{})
+	for w := 0; w < 4; w++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 50; i++ {
+				k := (i + w) % len(lines)
+				if d := g.Check(shell(lines[k])); d.Verdict != want[k] {
+					t.Errorf("%q: %v", lines[k], d.Verdict)
+					return
+				}
+				g.Redact("AKIAIOSFODNN7EXAMPLE")
+			}
+		}()
+	}
+	for w := 0; w < 4; w++ {
+		<-done
+	}
+}
