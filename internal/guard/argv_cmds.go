@@ -156,8 +156,8 @@ var decoders = map[string]bool{
 }
 
 var recursiveAlways = map[string]bool{
-	"tar": true, "zip": true, "7z": true, "7za": true, "rsync": true, "rg": true, "ag": true, "du": true,
-	"tree": true, "restic": true, "borg": true, "duplicity": true, "cpio": true, "rclone": true, "mksquashfs": true,
+	"tar": true, "zip": true, "7z": true, "7za": true, "rsync": true, "rg": true, "ag": true,
+	"restic": true, "borg": true, "duplicity": true, "cpio": true, "rclone": true, "mksquashfs": true,
 }
 
 func isInterpreter(base string) bool {
@@ -602,7 +602,7 @@ func (an *analyzer) generic(base string, args []string, stdin string) string {
 	rec := recursiveAlways[base]
 	if !rec {
 		switch base {
-		case "cp", "scp", "zip", "chmod", "chown", "chgrp", "rm", "ls", "diff", "setfacl", "getfacl", "du", "grep", "cat":
+		case "cp", "scp", "zip", "rm", "diff", "grep":
 			for _, a := range args {
 				if recursiveFlag.MatchString(a) {
 					rec = true
@@ -1035,13 +1035,7 @@ func (an *analyzer) findCmd(args []string) string {
 // namesOnly judges a program that prints names, not contents; its output
 // is what it names.
 func (an *analyzer) namesOnly(base string, args []string) string {
-	ro := roleOperand
-	for _, a := range args {
-		if base == "ls" && recursiveFlag.MatchString(a) && strings.Contains(a, "R") {
-			ro = roleRecursive
-		}
-	}
-	plain := an.operands(args, ro)
+	plain := an.operands(args, roleOperand)
 	if base == "fd" || base == "fdfind" {
 		if len(plain) > 1 {
 			plain = plain[1:]
