@@ -89,7 +89,11 @@ Examples:
 
 // Run judges the line.
 func (c *GuardCmd) Run(e *env) error {
-	line := strings.TrimSpace(strings.Join(c.Line, " "))
+	words := c.Line
+	if len(words) > 0 && words[0] == "--" { // kong keeps the separator in a passthrough argument
+		words = words[1:]
+	}
+	line := strings.TrimSpace(strings.Join(words, " "))
 	if line == "" {
 		return usageErr("give the command line or path to judge after --")
 	}

@@ -202,7 +202,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		Lean:           lean,
 		Secrets:        opts.Secrets,
 	})
-	s.appr = &guard.Approvals{}
+	s.appr = guard.NewApprovals(s.guard)
 	for _, c := range s.pendingCheckers {
 		s.guard.AddChecker(c)
 	}
