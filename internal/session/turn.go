@@ -241,7 +241,7 @@ func (s *Session) decide(ctx context.Context, req guard.Request, d guard.Decisio
 	case guard.Refuse:
 		return false, "refused"
 	}
-	if s.appr.Covers(req) && d.Verdict == guard.Confirm {
+	if s.appr.CoversDecision(req, d) {
 		return true, "standing approval"
 	}
 	yes, decided := guard.AutoAllow(d, guard.Mode{Unattended: s.opts.Unattended, Yolo: s.opts.Yolo, NoConfirm: s.opts.NoConfirm})
@@ -257,9 +257,9 @@ func (s *Session) decide(ctx context.Context, req guard.Request, d guard.Decisio
 	yes, always := s.opts.Confirm(ctx, req, d)
 	if yes && always && d.Verdict == guard.Confirm {
 		if cmd, ok := req.Args["command"].(string); ok {
-			s.appr.Add("command", firstWord(cmd))
+			s.appr.Add(guard.ApprovePrefix, firstWord(cmd))
 		} else if p, ok := req.Args["path"].(string); ok {
-			s.appr.Add("path", p)
+			s.appr.Add(guard.ApprovePath, p)
 		}
 	}
 	if yes {
