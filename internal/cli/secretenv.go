@@ -60,8 +60,8 @@ func CleanEnvironment() {
 		w.Close()
 		syscall.CloseOnExec(p[1])
 		keep = append(keep, fmt.Sprintf("%s=%d", envFDVar, p[0]))
-		err = syscall.Exec(exe, os.Args, keep)
-		// Exec failed: fall through to unsetting.
+		// Exec returns only when it failed: fall through to unsetting.
+		_ = syscall.Exec(exe, os.Args, keep)
 		syscall.Close(p[0])
 	}
 	for _, kv := range hide {

@@ -18,7 +18,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -112,7 +111,6 @@ type Session struct {
 	pendingCheckers []guard.Checker
 	lastSystem      string
 	toolTime        time.Duration // time spent inside the tools (for the overhead benchmark)
-	userInitPath    string
 }
 
 // New makes a session: the scratch directory, the guard, the tools, the log
@@ -418,12 +416,4 @@ func closeDangling(msgs *[]provider.Message) {
 		break
 	}
 	*msgs = m
-}
-
-func shorten(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
