@@ -41,6 +41,7 @@ func TestScripts(t *testing.T) {
 				environHas(ts, !neg, args)
 			},
 			"environ-has": environHas,
+			"jsonfile":    jsonFile,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -209,5 +210,37 @@ func environHas(ts *testscript.TestScript, neg bool, args []string) {
 	has := strings.Contains(string(b), args[1])
 	if has == neg {
 		ts.Fatalf("/proc/%s/environ: contains %q = %v", pid, args[1], has)
+	}
+}
+
+// jsonFile checks one value of a JSON file by a dotted path (numbers index
+// arrays): jsonfile FILE PATH WANT. WANT is compared with the value's text;
+// \n in WANT is a newline.
+func jsonFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: jsonfile FILE PATH WANT")
+	}
+	var v any
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &v); err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	for _, k := range strings.Split(args[1], ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i >= len(x) {
+				ts.Fatalf("%s: no element %s", args[1], k)
+			}
+			v = x[i]
+		default:
+			ts.Fatalf("%s: %s is not in a JSON object or array", args[1], k)
+		}
+	}
+	got := fmt.Sprint(v)
+	want := strings.ReplaceAll(args[2], `\n`, "\n")
+	if (got == want) == neg {
+		ts.Fatalf("%s = %q, want %q", args[1], got, want)
 	}
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"os"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,6 +16,11 @@ import (
 // the loop's own cost per turn (overhead-µs/turn: everything but the time
 // inside the tool, i.e. Scheme, guard, events, log, state) next to the total.
 func BenchmarkTwentyTurns(b *testing.B) {
+	b.Run("default", func(b *testing.B) { benchTwentyTurns(b, false) })
+	b.Run("sandbox", func(b *testing.B) { benchTwentyTurns(b, true) })
+}
+
+func benchTwentyTurns(b *testing.B, sandbox bool) {
 	var sb strings.Builder
 	for i := 0; i < 20; i++ {
 		fmt.Fprintf(&sb, "> reply\ncall shell-exec {\"command\": \"true #%d\"}\n", i) // numbered, or the progress guard stops the run
@@ -29,18 +35,25 @@ func BenchmarkTwentyTurns(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := New(context.Background(), Options{Folder: folder, Instruction: "bench", Dirs: dirs, Store: st, Unattended: true, Model: model})
+		s, err := New(context.Background(), Options{Folder: folder, Instruction: "bench", Dirs: dirs, Store: st, Unattended: true, Sandbox: sandbox, Model: model})
 		if err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()
 		out := s.Run(context.Background())
 		total := time.Since(start)
-		if out.Status != "finished" || len(model.Requests()) != 21 {
+		want := 21
+		if sandbox {
+			want = 22 // the finish check asks once more
+		}
+		if out.Status != "finished" || len(model.Requests()) != want {
 			b.Fatalf("status %s after %d requests: %s", out.Status, len(model.Requests()), out.Text)
 		}
 		overhead += total - s.toolTime
 		tools += s.toolTime
+		if sandbox {
+			os.RemoveAll(s.Scratch()) // kept by a sandbox session
+		}
 		s.Close()
 	}
 	b.ReportMetric(float64(overhead.Microseconds())/float64(b.N*20), "overhead-µs/turn")
