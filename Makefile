@@ -18,7 +18,7 @@ test-race:
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 fmt:
-	@out=$$(gofmt -s -l $$(git ls-files '*.go' | grep -v '^bench/')); \
+	@out=$$(gofmt -s -l $$(git ls-files '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
