@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/prim"
 )
 
 // The key nodwyn reads must not be readable by the programs it runs, and a
@@ -38,7 +39,7 @@ func CleanEnvironment() {
 	var keep, hide []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if secretName(name) {
+		if prim.SecretName(name) {
 			hide = append(hide, kv)
 		} else {
 			keep = append(keep, kv)
@@ -104,15 +105,3 @@ func apiKey(dirs config.Dirs, prov, keyEnv string, getenv func(string) string) (
 	return config.APIKey(dirs, prov, keyEnv, getenv)
 }
 
-// secretName reports whether a variable's name looks like it holds a secret:
-// *KEY*, *SECRET*, *TOKEN*, *PASSWORD* (the same rule the child environment's
-// scrub applies).
-func secretName(name string) bool {
-	u := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"} {
-		if strings.Contains(u, w) {
-			return true
-		}
-	}
-	return false
-}

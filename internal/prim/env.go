@@ -6,8 +6,8 @@ import "strings"
 // program a tool runs, allow-listed or not.
 var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"}
 
-// secretName reports whether a variable's name looks like it holds a secret.
-func secretName(name string) bool {
+// SecretName reports whether a variable's name looks like it holds a secret.
+func SecretName(name string) bool {
 	u := strings.ToUpper(name)
 	for _, w := range secretWords {
 		if strings.Contains(u, w) {
@@ -44,7 +44,7 @@ func ScrubEnv(environ []string, allow []string) []string {
 		if !ok || name == "" || name == "PWD" || name == "OLDPWD" {
 			continue
 		}
-		if !allowed(name, allow) || secretName(name) {
+		if !allowed(name, allow) || SecretName(name) {
 			continue
 		}
 		out = setEnv(out, name, kv[len(name)+1:])

@@ -28,8 +28,8 @@ func TestSecretNames(t *testing.T) {
 		"CLIENT_SECRET": true, "PGPASSWORD": true, "GOOGLE_APPLICATION_CREDENTIALS": true,
 		"PATH": false, "HOME": false, "LANG": false, "TERM": false,
 	} {
-		if got := secretName(name); got != want {
-			t.Errorf("secretName(%q) = %v, want %v", name, got, want)
+		if got := SecretName(name); got != want {
+			t.Errorf("SecretName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
