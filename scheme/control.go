@@ -151,16 +151,18 @@ func primDynamicWind(th *thread, a []Value, pos *Pos, _ bool) Value {
 // the way out (not for aborts: cancellation ends evaluation at once).
 func (th *thread) windBody(thunk, after Value, pos *Pos) Value {
 	st := th.save()
+	done := false
 	defer func() {
-		if r := recover(); r != nil {
-			if _, abort := r.(*abortSig); !abort {
-				th.restore(st)
-				th.apply(after, nil, pos)
-			}
-			panic(r)
+		// No recover: the panic goes on after the after thunk, so an
+		// escape through many winds costs no re-panics.
+		if !done && !th.aborting {
+			th.restore(st)
+			th.apply(after, nil, pos)
 		}
 	}()
-	return th.apply(thunk, nil, pos)
+	v := th.apply(thunk, nil, pos)
+	done = true
+	return v
 }
 
 func primValues(th *thread, a []Value, pos *Pos, _ bool) Value {
@@ -255,5 +257,6 @@ func primExit(th *thread, a []Value, pos *Pos, _ bool) Value {
 		}
 	}
 	e := &ExitError{Code: code}
+	th.aborting = true
 	panic(&abortSig{err: &Error{Pos: posOf(pos), Msg: strings.TrimPrefix(e.Error(), "scheme: "), Err: e}})
 }

@@ -56,7 +56,9 @@
 // it, and parameterize bindings are restored. SetStepLimit sets a budget of
 // procedure calls per evaluation (ErrStepLimit); raising an error is charged
 // in proportion to the stack depth. SetMaxDepth caps nested non-tail calls
-// (DefaultMaxDepth = 100000) with a catchable error "call depth exceeded";
+// (DefaultMaxDepth = 10000; unwinding a Go panic costs time in proportion
+// to the stack depth, so deeper caps make errors in deep recursions slow)
+// with a catchable error "call depth exceeded";
 // the reader and the compiler refuse nesting deeper than 10000 and 20000, and
 // a macro that keeps expanding stops after a million expansions. (exit code)
 // ends evaluation with an error wrapping *ExitError.

@@ -84,7 +84,7 @@ type callRec struct {
 const tickInterval = 1024
 
 // DefaultMaxDepth is the default cap on nested (non-tail) calls.
-const DefaultMaxDepth = 100000
+const DefaultMaxDepth = 10000
 
 // thread is the evaluation state of an interpreter.
 type thread struct {
@@ -98,6 +98,7 @@ type thread struct {
 	handlers []Value
 	tick     int
 	argstack []Value
+	aborting bool // an abort is unwinding: dynamic-wind after thunks do not run
 
 	maxDepth  int
 	stepLimit int64
@@ -115,6 +116,7 @@ func (th *thread) poll() {
 		th.abortCancelled()
 	}
 	if th.stepLimit > 0 && th.steps > th.stepLimit {
+		th.aborting = true
 		panic(&abortSig{err: &Error{Msg: fmt.Sprintf("step limit of %d procedure calls exceeded", th.stepLimit), Err: ErrStepLimit, Stack: th.snapshot(nil, "")}})
 	}
 }
@@ -128,6 +130,7 @@ func (th *thread) abortCancelled() {
 			if cc := context.Cause(c); cc != nil && cc != cause {
 				msg = "evaluation cancelled: " + cc.Error()
 			}
+			th.aborting = true
 			panic(&abortSig{err: &Error{Msg: msg, Err: cause, Stack: th.snapshot(nil, "")}})
 		}
 	}
@@ -407,6 +410,7 @@ func (th *thread) primError(name string, err error, pos *Pos) {
 	var se *Error
 	if errors.As(err, &se) {
 		if se.Value == nil {
+			th.aborting = true
 			panic(&abortSig{err: se})
 		}
 		if len(se.Stack) > 0 {

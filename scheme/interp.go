@@ -130,11 +130,13 @@ func (in *Interp) run(ctx context.Context, f func(th *thread) Value) (v Value, e
 		th.active--
 		if r := recover(); r != nil {
 			th.restore(st)
+			th.aborting = false // stopped here; re-raised if returned from a primitive
 			err = th.toError(r)
 			v = nil
 		}
 		if th.active == 0 {
 			th.cancelled.Store(false)
+			th.aborting = false
 		}
 	}()
 	return f(th), nil
