@@ -745,10 +745,23 @@ func compGuard(c *compiler, x *Pair, sc *scope, tail bool) code {
 		fr.vals[slot] = sig.val
 		r := clauses(th, fr)
 		if _, nm := r.(noMatch); nm {
-			panic(sig)
+			return th.reraise(sig)
 		}
 		return r
 	}
+}
+
+// reraise passes a condition no guard clause matched on, as R7RS says: with
+// raise-continuable in the guard's dynamic environment, so an outer
+// with-exception-handler sees it (and its value becomes the guard's).
+func (th *thread) reraise(sig *raiseSig) Value {
+	if n := len(th.handlers); n > 0 {
+		if _, isGuard := th.handlers[n-1].(guardMark); !isGuard {
+			p := sig.pos
+			return th.raise(sig.val, true, &p, "raise")
+		}
+	}
+	panic(sig)
 }
 
 // try runs f with a guard installed: a raise that reaches it is returned.

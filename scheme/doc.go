@@ -76,9 +76,10 @@
 //     frames up, but calling it after that call returned is an error
 //     ("continuation called after its extent ended"). Generators and
 //     re-entry are not supported.
-//   - guard re-raises an unmatched condition from the guard's own dynamic
-//     environment (with raise, not raise-continuable) instead of going back
-//     to the original raise.
+//   - guard re-raises an unmatched condition (with raise-continuable) from
+//     the guard's own dynamic environment; dynamic-wind thunks between the
+//     raise and the guard have already run their after thunks and are not
+//     re-entered.
 //   - No exact rationals: 1/3 reads as the real 0.333...; (/ 1 3) is inexact.
 //     Integers are exact and overflow into big integers.
 //   - syntax-rules literals are matched by name (a literal else matches any

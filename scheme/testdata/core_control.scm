@@ -70,6 +70,12 @@
           (lambda () (raise 'first))))))))
 (with-exception-handler (lambda (e) 'ignored) (lambda () (raise 'again))) ; ### "handler returned from non-continuable raise"
 (assert-equal 'g (guard (e (#t 'g)) (with-exception-handler (lambda (e) (raise 'h)) (lambda () (raise 'x)))))
+; a guard with no matching clause re-raises to the outer handler (continuably)
+(assert-equal 'h-val (with-exception-handler (lambda (e) 'h-val) (lambda () (guard (e (#f 1)) (raise 'x)))))
+(assert-equal '(seen x)
+  (call/cc (lambda (k)
+    (with-exception-handler (lambda (e) (k (list 'seen e)))
+      (lambda () (guard (e ((string? e) 'no)) (raise 'x)))))))
 ---
 ; error object predicates
 (assert-true (guard (e (#t (file-error? e))) (load "/nonexistent/file.scm")))
