@@ -402,8 +402,11 @@ func pairPos(x Value, def *Pos) *Pos {
 func (c *compiler) compCall(x *Pair, sc *scope, tail bool, pos *Pos) code {
 	args := c.list(x.Cdr, pos, "procedure call")
 	argcs := make([]code, len(args))
+	cell := x.Cdr
 	for i, a := range args {
-		argcs[i] = c.comp(a, sc, false, pos)
+		// a symbol argument's position is that of its list cell
+		argcs[i] = c.comp(a, sc, false, pairPos(cell, pos))
+		cell = cell.(*Pair).Cdr
 	}
 	if isIdentifier(x.Car) {
 		if g, ok := c.lookup(sc, x.Car).(*global); ok {
