@@ -169,7 +169,7 @@ type compiler struct {
 
 func (c *compiler) syntaxErr(pos *Pos, format string, args ...any) {
 	obj := &ErrorObject{Message: fmt.Sprintf(format, args...), Kind: "syntax"}
-	panic(&raiseSig{val: obj, pos: posOf(pos), stack: c.th.snapshot(nil, "")})
+	c.th.panicRaise(&raiseSig{val: obj, pos: posOf(pos), stack: c.th.snapshot(nil, "")})
 }
 
 // lookup resolves an identifier to *localVar, *macro, *special or *global.

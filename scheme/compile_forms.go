@@ -761,7 +761,8 @@ func (th *thread) reraise(sig *raiseSig) Value {
 			return th.raise(sig.val, true, &p, "raise")
 		}
 	}
-	panic(sig)
+	th.panicRaise(sig)
+	return nil
 }
 
 // try runs f with a guard installed: a raise that reaches it is returned.
@@ -770,14 +771,17 @@ func (th *thread) try(f func() Value) (v Value, sig *raiseSig) {
 	th.handlers = append(st.handlers[:len(st.handlers):len(st.handlers)], guardMark{})
 	defer func() {
 		th.handlers = st.handlers
-		if r := recover(); r != nil {
-			s, ok := r.(*raiseSig)
-			if !ok {
-				panic(r)
-			}
-			th.restore(st)
-			sig = s
+		if th.unwinding != unwindRaise {
+			return // a normal return, or a panic this guard lets pass
 		}
+		r := recover()
+		s, ok := r.(*raiseSig)
+		if !ok {
+			panic(r)
+		}
+		th.unwinding = unwindNone
+		th.restore(st)
+		sig = s
 	}()
 	return f(), nil
 }

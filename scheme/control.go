@@ -128,14 +128,17 @@ func primCallCC(th *thread, a []Value, pos *Pos, _ bool) (v Value) {
 	st := th.save()
 	defer func() {
 		k.active = false
-		if r := recover(); r != nil {
-			if s, ok := r.(*escapeSig); ok && s.k == k {
-				th.restore(st)
-				v = s.val
-				return
-			}
+		if th.unwinding != unwindEscape || th.escapeK != k {
+			return // a normal return, or a panic that is not for k
+		}
+		r := recover()
+		s, ok := r.(*escapeSig)
+		if !ok || s.k != k {
 			panic(r)
 		}
+		th.unwinding, th.escapeK = unwindNone, nil
+		th.restore(st)
+		v = s.val
 	}()
 	return th.apply(a[0], []Value{k}, pos)
 }
@@ -156,8 +159,12 @@ func (th *thread) windBody(thunk, after Value, pos *Pos) Value {
 		// No recover: the panic goes on after the after thunk, so an
 		// escape through many winds costs no re-panics.
 		if !done && !th.aborting {
+			// the after thunk may raise and catch errors of its own: keep
+			// what is unwinding now
+			kind, k := th.unwinding, th.escapeK
 			th.restore(st)
 			th.apply(after, nil, pos)
+			th.unwinding, th.escapeK = kind, k
 		}
 	}()
 	v := th.apply(thunk, nil, pos)
@@ -235,7 +242,7 @@ func primLoad(th *thread, a []Value, pos *Pos, _ bool) Value {
 	}
 	forms, poss, rerr := readAll(string(data), s.S)
 	if rerr != nil {
-		panic(&raiseSig{val: rerr.(*Error).Value, pos: rerr.(*Error).Pos, stack: th.snapshot(pos, "load")})
+		th.panicRaise(&raiseSig{val: rerr.(*Error).Value, pos: rerr.(*Error).Pos, stack: th.snapshot(pos, "load")})
 	}
 	var v Value = Void
 	for i, f := range forms {
@@ -257,6 +264,6 @@ func primExit(th *thread, a []Value, pos *Pos, _ bool) Value {
 		}
 	}
 	e := &ExitError{Code: code}
-	th.aborting = true
-	panic(&abortSig{err: &Error{Pos: posOf(pos), Msg: strings.TrimPrefix(e.Error(), "scheme: "), Err: e}})
+	th.panicAbort(&abortSig{err: &Error{Pos: posOf(pos), Msg: strings.TrimPrefix(e.Error(), "scheme: "), Err: e}})
+	return nil
 }

@@ -88,17 +88,19 @@ const DefaultMaxDepth = 10000
 
 // thread is the evaluation state of an interpreter.
 type thread struct {
-	in       *Interp
-	pool     []*frame
-	tc       Value // pending tail call: callee
-	tf       *frame
-	targs    []Value
-	tpos     *Pos
-	calls    []callRec
-	handlers []Value
-	tick     int
-	argstack []Value
-	aborting bool // an abort is unwinding: dynamic-wind after thunks do not run
+	in        *Interp
+	pool      []*frame
+	tc        Value // pending tail call: callee
+	tf        *frame
+	targs     []Value
+	tpos      *Pos
+	calls     []callRec
+	handlers  []Value
+	tick      int
+	argstack  []Value
+	aborting  bool // an abort is unwinding: dynamic-wind after thunks do not run
+	unwinding int  // what the Go panic in flight carries (unwindRaise, ...)
+	escapeK   *Continuation
 
 	maxDepth  int
 	stepLimit int64
@@ -116,8 +118,7 @@ func (th *thread) poll() {
 		th.abortCancelled()
 	}
 	if th.stepLimit > 0 && th.steps > th.stepLimit {
-		th.aborting = true
-		panic(&abortSig{err: &Error{Msg: fmt.Sprintf("step limit of %d procedure calls exceeded", th.stepLimit), Err: ErrStepLimit, Stack: th.snapshot(nil, "")}})
+		th.panicAbort(&abortSig{err: &Error{Msg: fmt.Sprintf("step limit of %d procedure calls exceeded", th.stepLimit), Err: ErrStepLimit, Stack: th.snapshot(nil, "")}})
 	}
 }
 
@@ -130,8 +131,7 @@ func (th *thread) abortCancelled() {
 			if cc := context.Cause(c); cc != nil && cc != cause {
 				msg = "evaluation cancelled: " + cc.Error()
 			}
-			th.aborting = true
-			panic(&abortSig{err: &Error{Msg: msg, Err: cause, Stack: th.snapshot(nil, "")}})
+			th.panicAbort(&abortSig{err: &Error{Msg: msg, Err: cause, Stack: th.snapshot(nil, "")}})
 		}
 	}
 	th.cancelled.Store(false)
@@ -405,17 +405,16 @@ func (th *thread) callPrim(p *Primitive, args []Value, pos *Pos) Value {
 func (th *thread) primError(name string, err error, pos *Pos) {
 	var esc *escapeError
 	if errors.As(err, &esc) {
-		panic(esc.sig)
+		th.panicEscape(esc.sig)
 	}
 	var se *Error
 	if errors.As(err, &se) {
 		if se.Value == nil {
-			th.aborting = true
-			panic(&abortSig{err: se})
+			th.panicAbort(&abortSig{err: se})
 		}
 		if len(se.Stack) > 0 {
 			// Already raised (and seen by handlers) inside a nested Apply.
-			panic(&raiseSig{val: se.Value, pos: se.Pos, stack: se.Stack})
+			th.panicRaise(&raiseSig{val: se.Value, pos: se.Pos, stack: se.Stack})
 		}
 		// An error the primitive made itself, such as a read error.
 		obj := se.Value
@@ -471,7 +470,8 @@ func (th *thread) raise(obj Value, continuable bool, pos *Pos, name string) Valu
 	if th.tick <= 0 {
 		th.poll()
 	}
-	panic(&raiseSig{val: obj, pos: posOf(pos), stack: th.snapshot(pos, name)})
+	th.panicRaise(&raiseSig{val: obj, pos: posOf(pos), stack: th.snapshot(pos, name)})
+	return nil
 }
 
 func posOf(p *Pos) Pos {
@@ -537,7 +537,34 @@ func (th *thread) throw(k *Continuation, args []Value, pos *Pos) {
 	} else {
 		v = &MultipleValues{Vals: args}
 	}
-	panic(&escapeSig{k: k, val: v})
+	th.panicEscape(&escapeSig{k: k, val: v})
+}
+
+const (
+	unwindNone = iota
+	unwindRaise
+	unwindEscape
+	unwindAbort
+)
+
+// Every signal is panicked through these, so that guard and call/cc can let
+// a panic that is not theirs pass without recovering and re-panicking it
+// (which costs time in proportion to the stack depth).
+
+func (th *thread) panicRaise(s *raiseSig) {
+	th.unwinding = unwindRaise
+	panic(s)
+}
+
+func (th *thread) panicEscape(s *escapeSig) {
+	th.unwinding, th.escapeK = unwindEscape, s.k
+	panic(s)
+}
+
+func (th *thread) panicAbort(s *abortSig) {
+	th.aborting = true
+	th.unwinding = unwindAbort
+	panic(s)
 }
 
 // state is the part of a thread restored when a panic is recovered.

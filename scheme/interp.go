@@ -131,6 +131,7 @@ func (in *Interp) run(ctx context.Context, f func(th *thread) Value) (v Value, e
 		if r := recover(); r != nil {
 			th.restore(st)
 			th.aborting = false // stopped here; re-raised if returned from a primitive
+			th.unwinding, th.escapeK = unwindNone, nil
 			err = th.toError(r)
 			v = nil
 		}

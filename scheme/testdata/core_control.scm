@@ -115,3 +115,29 @@
 (assert-true (equal? '(1 #(2 "x") . 3) '(1 #(2 "x") . 3)))
 (assert-false (equal? '(1 2) '(1 2 3)))
 (let ((p (cons 1 2))) (assert-true (eq? p p)))
+---
+; unwinding through dynamic-wind and guard
+; an after thunk that raises and catches its own error while an escape unwinds
+(assert-equal 'escaped
+  (call/cc (lambda (k)
+    (dynamic-wind (lambda () #f)
+                  (lambda () (k 'escaped))
+                  (lambda () (guard (e (#t 'inner-caught)) (raise 'in-after)))))))
+; the same while a raise unwinds to a guard
+(assert-equal 'outer
+  (guard (e ((eq? e 'first) 'outer))
+    (dynamic-wind (lambda () #f)
+                  (lambda () (raise 'first))
+                  (lambda () (guard (e (#t #f)) (raise 'second))))))
+; an escape passes through guards that do not catch it
+(assert-equal 'k (call/cc (lambda (k) (guard (e (#t 'wrong)) (guard (e (#t 'wrong2)) (k 'k))))))
+; an escape to an outer continuation passes an inner call/cc
+(assert-equal 'outer-k (call/cc (lambda (outer) (call/cc (lambda (inner) (outer 'outer-k))) 'not-here)))
+; an error inside an after thunk replaces the escape
+(assert-equal 'after-error
+  (guard (e ((eq? e 'from-after) 'after-error))
+    (call/cc (lambda (k)
+      (dynamic-wind (lambda () #f) (lambda () (k 1)) (lambda () (raise 'from-after)))))))
+; deep recursion through guards and winds, failing at the bottom
+(define (g n) (if (= n 0) (car '()) (+ 1 (guard (e ((string? e) 1)) (dynamic-wind (lambda () 1) (lambda () (g (- n 1))) (lambda () 2))))))
+(assert-equal "car: not a pair: ()" (guard (e (#t (error-object-message e))) (g 5000)))
