@@ -4,18 +4,19 @@ STATICCHECK_VERSION ?= v0.8.2
 BIN       := bin
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test check fmt vet lint tidy-check bench demo tools clean
+.PHONY: all build test test-short check fmt vet lint tidy-check bench demo tools clean
 
 all: build
 
 build:
 	$(GO) build -trimpath -o $(BIN)/nodwyn ./cmd/nodwyn
 
+# The tests run with the race detector (it needs cgo, so a C compiler).
 test:
-	$(GO) test -count=1 ./...
-
-test-race:
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+
+test-short:
+	$(GO) test -count=1 ./...
 
 fmt:
 	@out=$$(gofmt -s -l $$(git ls-files '*.go')); \

@@ -104,4 +104,3 @@ func Getenv(name string) string {
 func apiKey(dirs config.Dirs, prov, keyEnv string, getenv func(string) string) (string, error) {
 	return config.APIKey(dirs, prov, keyEnv, getenv)
 }
-
