@@ -45,7 +45,11 @@ func (r *renderer) start(id string) {
 }
 
 func (r *renderer) elapsed() string {
-	return time.Since(r.start0).Truncate(100 * time.Millisecond).String()
+	d := time.Since(r.start0)
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Truncate(time.Second).String()
 }
 
 func (r *renderer) line(format string, a ...any) {

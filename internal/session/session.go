@@ -276,7 +276,7 @@ func (s *Session) Run(ctx context.Context) Outcome {
 		"session": s.ID, "folder": s.opts.Folder, "profile": profile,
 		"sandbox": s.opts.Sandbox, "unattended": s.opts.Unattended, "yolo": s.opts.Yolo,
 		"model": s.opts.ModelName, "resumed": s.opts.ResumeID != "", "scratch": s.scratch,
-		"instruction": s.opts.Instruction,
+		"instruction": s.redact(s.opts.Instruction),
 	})
 	s.saveState("running", profile)
 
@@ -287,7 +287,7 @@ func (s *Session) Run(ctx context.Context) Outcome {
 	_, err := s.interp.CallByName(ctx, "run-session", scheme.NewString(instruction))
 	out := s.outcomeOf(ctx, err)
 	s.emit("run.end", map[string]any{
-		"status": out.Status, "text": out.Text, "tool_calls": s.toolCalls,
+		"status": out.Status, "text": s.redact(out.Text), "tool_calls": s.toolCalls,
 		"input_tokens": s.usage.InputTokens, "output_tokens": s.usage.OutputTokens,
 		"elapsed_ms": time.Since(s.started).Milliseconds(),
 	})
@@ -321,7 +321,7 @@ func (s *Session) outcomeOf(ctx context.Context, err error) Outcome {
 		}
 		return Outcome{Status: "failed", Text: fmt.Sprintf("the loop called (exit %d)", exit.Code), Err: err}
 	}
-	s.emit("error", map[string]any{"error": err.Error()})
+	s.emit("error", map[string]any{"error": s.redact(err.Error())})
 	return Outcome{Status: "failed", Text: err.Error(), Err: err}
 }
 

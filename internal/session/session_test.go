@@ -301,3 +301,38 @@ done
 		t.Fatalf("a.txt: %q, %v", b, err)
 	}
 }
+
+// What a tool returns is redacted before the model reads it, and nothing of
+// a credential reaches the log in clear.
+func TestCredentialsAreRedactedForTheModelAndTheLog(t *testing.T) {
+	const secret = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+	opts := baseOpts(t)
+	if err := os.WriteFile(filepath.Join(opts.Folder, "notes.txt"), []byte("token: "+secret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runSession(t, opts, `
+> reply
+call fs-read {"path": "notes.txt"}
+> reply
+call shell-exec {"command": "cat notes.txt"}
+> reply
+done
+`)
+	for i, req := range r.model.Requests() {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, secret) {
+				t.Fatalf("request %d shows the token to the model: %q", i, m.Content)
+			}
+		}
+	}
+	log, err := os.ReadFile(opts.Store.LogPath(r.s.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(log), secret) || strings.Contains(string(log), secret[4:]) {
+		t.Fatal("the log holds the token in clear")
+	}
+	if !strings.Contains(string(log), "REDACTED") {
+		t.Fatal("the log shows no redaction at all")
+	}
+}

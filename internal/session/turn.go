@@ -19,7 +19,7 @@ func (s *Session) addUser(text string) {
 	s.mu.Lock()
 	s.messages = append(s.messages, provider.Message{Role: provider.RoleUser, Content: text})
 	s.mu.Unlock()
-	s.emit("message", map[string]any{"role": "user", "text": text})
+	s.emit("message", map[string]any{"role": "user", "text": s.redact(text)})
 }
 
 func (s *Session) addToolResult(id, name, text string, isErr bool) {
