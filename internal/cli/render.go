@@ -173,7 +173,7 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 			if d.Verdict == guard.SecurityConfirm {
 				fmt.Fprint(r.w, "  allow it? [y]es / [n]o: ")
 			} else {
-				fmt.Fprint(r.w, "  allow it? [y]es / [n]o / [a]lways for this session: ")
+				fmt.Fprint(r.w, "  allow it? [y]es / [n]o / [a]lways (this command or path, for the rest of the session): ")
 			}
 			ans := make(chan string, 1)
 			go func() {

@@ -9,8 +9,9 @@ import (
 )
 
 // An attended run asks a person about confirms; "always" makes a standing
-// approval for the command's prefix, so the next such call is not asked
-// about; a declined call did not run and the model is told why.
+// approval for that command line (and the same line with more words), so it
+// is not asked about again, while another rm -rf still is; a declined call
+// did not run and the model is told why.
 func TestAPersonAnswersConfirms(t *testing.T) {
 	opts := baseOpts(t)
 	opts.Unattended = false
@@ -19,7 +20,7 @@ func TestAPersonAnswersConfirms(t *testing.T) {
 		cmd, _ := req.Args["command"].(string)
 		asked = append(asked, cmd)
 		switch {
-		case strings.HasPrefix(cmd, "rm -rf a"):
+		case cmd == "rm -rf a":
 			return true, true // yes, always for this session
 		default:
 			return false, false
@@ -28,6 +29,8 @@ func TestAPersonAnswersConfirms(t *testing.T) {
 	r := runSession(t, opts, `
 > reply
 call shell-exec {"command": "mkdir -p a b c && rm -rf a"}
+> reply
+call shell-exec {"command": "rm -rf a"}
 > reply
 call shell-exec {"command": "rm -rf a"}
 > reply
@@ -40,12 +43,16 @@ done
 	if r.out.Status != "finished" {
 		t.Fatalf("status %s: %s", r.out.Status, r.out.Text)
 	}
-	want := []string{"mkdir -p a b c && rm -rf a", "rm -rf a", "curl -s http://127.0.0.1:9/"}
+	want := []string{"mkdir -p a b c && rm -rf a", "rm -rf a", "rm -rf b", "curl -s http://127.0.0.1:9/"}
 	if strings.Join(asked, "|") != strings.Join(want, "|") {
 		t.Fatalf("asked about %q, want %q", asked, want)
 	}
 	reqs := r.model.Requests()
-	curl := reqs[4].Messages[len(reqs[4].Messages)-1]
+	again := reqs[3].Messages[len(reqs[3].Messages)-1]
+	if again.IsError {
+		t.Fatalf("the approved line did not run again: %q", again.Content)
+	}
+	curl := reqs[5].Messages[len(reqs[5].Messages)-1]
 	if !curl.IsError || !strings.Contains(curl.Content, "declined by a person") {
 		t.Fatalf("the declined call's result: %q", curl.Content)
 	}

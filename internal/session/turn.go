@@ -257,7 +257,9 @@ func (s *Session) decide(ctx context.Context, req guard.Request, d guard.Decisio
 	yes, always := s.opts.Confirm(ctx, req, d)
 	if yes && always && d.Verdict == guard.Confirm {
 		if cmd, ok := req.Args["command"].(string); ok {
-			s.appr.Add(guard.ApprovePrefix, firstWord(cmd))
+			// The line as given: "always" for `rm -rf build` must not
+			// approve every rm.
+			s.appr.Add(guard.ApprovePrefix, strings.TrimSpace(cmd))
 		} else if p, ok := req.Args["path"].(string); ok {
 			s.appr.Add(guard.ApprovePath, p)
 		}
@@ -277,13 +279,6 @@ func refusalText(d guard.Decision, why string) string {
 	}
 }
 
-func firstWord(cmd string) string {
-	f := strings.Fields(cmd)
-	if len(f) == 0 {
-		return cmd
-	}
-	return f[0]
-}
 
 func known(names []string, name string) bool {
 	for _, n := range names {
