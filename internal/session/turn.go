@@ -279,7 +279,6 @@ func refusalText(d guard.Decision, why string) string {
 	}
 }
 
-
 func known(names []string, name string) bool {
 	for _, n := range names {
 		if n == name {
