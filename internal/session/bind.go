@@ -108,7 +108,6 @@ func (s *Session) bind() {
 	})
 
 	reg("begin-turn!", 0, 0, "(begin-turn!) marks the start of a turn: (changed-files) counts from here.", func([]scheme.Value) (scheme.Value, error) {
-		s.turnCount++
 		s.turnChanged = map[string]bool{}
 		s.turnStart = s.gitStatus()
 		return scheme.Void, nil

@@ -107,7 +107,6 @@ type Session struct {
 	outcome         *Outcome
 	turnStart       map[string]string // git status at begin-turn!
 	turnChanged     map[string]bool   // paths the file tools wrote this turn
-	turnCount       int
 	pendingCheckers []guard.Checker
 	lastSystem      string
 	toolTime        time.Duration // time spent inside the tools (for the overhead benchmark)
