@@ -1,7 +1,7 @@
 ;;; runtime/finish.scm — what happens when the model says it is done.
 ;;;
 ;;; (finish-check reply) is called when a turn ends on the model's word: a
-;;; reply with no tool calls. It returns a message that keeps the turn going,
+;;; reply with no tool calls, and no reminder of the profile's due. It returns a message that keeps the turn going,
 ;;; or #f to let it end. In sandbox mode the first such ending in a session is
 ;;; answered with sandbox-finish-message (the evidence loop), once. A project
 ;;; replaces this by defining finish-check again.

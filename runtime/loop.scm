@@ -49,10 +49,11 @@
                 stop)
               (loop (cdr calls)))))))
 
-;; What to say when a turn ends on the model's word, or #f to end it.
+;; What to say when a turn ends on the model's word, or #f to end it: the
+;; profile's reminders first; the finish check only when none is due.
 (define (turn-end-message reply)
-  (or (finish-check reply)
-      ((profile-ref 'turn-end (lambda (reply) #f)) reply)))
+  (or ((profile-ref 'turn-end (lambda (reply) #f)) reply)
+      (finish-check reply)))
 
 (define (standard-run instruction)
   (add-message! 'user instruction)

@@ -336,3 +336,28 @@ done
 		t.Fatal("the log shows no redaction at all")
 	}
 }
+
+// The finish check waits for the profile's reminders: it is said when a turn
+// ends on the model's word with no reminder due, once.
+func TestTheFinishCheckComesAfterTheProfilesReminders(t *testing.T) {
+	opts := baseOpts(t)
+	opts.Sandbox = true
+	writeInit(t, opts.Folder, `
+(define reminded #f)
+(define-profile 'reminding
+  (list (cons 'turn-end (lambda (reply)
+                          (if reminded #f (begin (set! reminded #t) "REMINDER: run the tests."))))))
+`)
+	opts.Profile = "reminding"
+	r := runSession(t, opts, "> reply\nfirst end\n> reply\nsecond end\n> reply\nthird end\n> reply\nfourth end\n")
+	reqs := r.model.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3 (reminder, then the finish check, then the end)", len(reqs))
+	}
+	if last := reqs[1].Messages[len(reqs[1].Messages)-1].Content; !strings.HasPrefix(last, "REMINDER") {
+		t.Errorf("the second request carries %q, want the profile's reminder", last)
+	}
+	if last := reqs[2].Messages[len(reqs[2].Messages)-1].Content; !strings.Contains(last, "someone who did not watch you work") {
+		t.Errorf("the third request carries %q, want the finish check", last)
+	}
+}
