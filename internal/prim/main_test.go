@@ -182,14 +182,13 @@ func TestSchemas(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	home, _ := os.UserHomeDir()
 	for _, c := range []struct{ p, want string }{
 		{"a/b.go", "/f/a/b.go"},
 		{"./a/../b", "/f/b"},
 		{"/etc/hosts", "/etc/hosts"},
 		{"../x", "/x"},
-		{"~/.bashrc", filepath.Join(home, ".bashrc")},
-		{"~", home},
+		{"~/.bashrc", "/f/~/.bashrc"}, // not the home directory: see Resolve
+		{"~", "/f/~"},
 	} {
 		if got := Resolve("/f", c.p); got != c.want {
 			t.Errorf("Resolve(/f, %q) = %q, want %q", c.p, got, c.want)

@@ -176,14 +176,11 @@ func (t *Tools) Names() []string { return slices.Clone(t.names) }
 func (t *Tools) offered(name string) bool { return slices.Contains(t.names, name) }
 
 // Resolve returns the absolute, cleaned path p names: relative paths are
-// relative to folder, "~" and "~/…" are the home directory. Nothing is
-// judged here; the guard does that.
+// relative to folder. "~" is not expanded: it is the shell's syntax, and the
+// guard judges a file tool's path exactly as it is resolved here (a "~/x"
+// that meant the home directory and was judged as a folder path would be a
+// way past the denylist). Nothing is judged here; the guard does that.
 func Resolve(folder, p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			p = filepath.Join(home, p[1:])
-		}
-	}
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}

@@ -131,3 +131,35 @@ done
 		t.Errorf("ordinary work was blocked: %q", second.Content)
 	}
 }
+
+// A file tool's "~" is not the home directory: the guard and the tool
+// resolve a path the same way, so "~/.aws/config" can not slip past the
+// denylist as a path inside the folder.
+func TestATildePathReachesNothingInTheHomeDirectory(t *testing.T) {
+	opts := baseOpts(t)
+	plantCanary(t)
+	aws := filepath.Join(os.Getenv("HOME"), ".aws")
+	if err := os.MkdirAll(aws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(aws, "config"), []byte("[default]\nregion = "+canary+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runSession(t, opts, `
+> reply
+call fs-read {"path": "~/.aws/config"}
+> reply
+call fs-find {"pattern": "*", "path": "~/.ssh"}
+> reply
+call index-grep {"pattern": "canary", "path": "~/.aws"}
+> reply
+done
+`)
+	for i, req := range r.model.Requests() {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, canary) || strings.Contains(m.Content, "id_rsa") {
+				t.Fatalf("request %d shows the home directory's files: %q", i, m.Content)
+			}
+		}
+	}
+}
