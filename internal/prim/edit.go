@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // fs-edit {path, old, new}: replaces the exact text old with new, where old
@@ -45,31 +46,34 @@ func (t *Tools) fsEdit(a *argReader) (Result, error) {
 		return failf("fs-edit: %s is a binary file; fs-edit changes text only", rel), nil
 	}
 	content := string(data)
-	count := strings.Count(content, old)
+	at := matches(content, old, maxEditMatchesListed+1)
+	count := len(at)
 	if count == 0 && strings.Contains(content, "\r\n") && !strings.Contains(old, "\r") {
 		crOld := strings.ReplaceAll(old, "\n", "\r\n")
-		if c := strings.Count(content, crOld); c > 0 {
-			old, repl, count = crOld, strings.ReplaceAll(repl, "\n", "\r\n"), c
+		if m := matches(content, crOld, maxEditMatchesListed+1); len(m) > 0 {
+			old, at, count = crOld, m, len(m)
 		}
+	}
+	// In a file whose every line ends in CRLF, new's lines do too.
+	if n := strings.Count(content, "\r\n"); n > 0 && n == strings.Count(content, "\n") && !strings.Contains(repl, "\r") {
+		repl = strings.ReplaceAll(repl, "\n", "\r\n")
 	}
 	switch {
 	case count == 0:
 		return Result{Output: noMatch(rel, content, old), IsError: true}, nil
 	case count > 1:
 		var lines []string
-		from := 0
-		for i := 0; i < count && i < maxEditMatchesListed; i++ {
-			j := strings.Index(content[from:], old) + from
+		for _, j := range at[:min(count, maxEditMatchesListed)] {
 			lines = append(lines, fmt.Sprint(lineOf(content, j)))
-			from = j + len(old)
 		}
+		total := fmt.Sprint(count)
 		more := ""
 		if count > maxEditMatchesListed {
-			more = ", …"
+			total, more = fmt.Sprintf("more than %d", maxEditMatchesListed), ", …"
 		}
-		return failf("fs-edit: old matches %d times in %s (at lines %s%s); it must match exactly once: include more of the surrounding lines in old", count, rel, strings.Join(lines, ", "), more), nil
+		return failf("fs-edit: old matches %s times in %s (at lines %s%s); it must match exactly once: include more of the surrounding lines in old", total, rel, strings.Join(lines, ", "), more), nil
 	}
-	i := strings.Index(content, old)
+	i := at[0]
 	updated := content[:i] + repl + content[i+len(old):]
 	if r := t.commit("fs-edit", abs, data, true, mode, []byte(updated)); r != nil {
 		return *r, nil
@@ -84,6 +88,22 @@ func (t *Tools) fsEdit(a *argReader) (Result, error) {
 		Output:  fmt.Sprintf("edited %s at line %d: %d %s replaced by %d", rel, start, oldN, plural(oldN, "line", "lines"), newN),
 		Changed: []string{abs},
 	}, nil
+}
+
+// matches returns the byte offsets where old occurs in s, overlapping
+// occurrences included ("aa" is twice in "aaa"), at most most of them.
+func matches(s, old string, most int) []int {
+	var at []int
+	for from := 0; len(at) < most; {
+		j := strings.Index(s[from:], old)
+		if j < 0 {
+			break
+		}
+		at = append(at, from+j)
+		_, size := utf8.DecodeRuneInString(s[from+j:])
+		from += j + size
+	}
+	return at
 }
 
 func plural(n int, one, many string) string {

@@ -95,3 +95,31 @@ func TestFsEditRefusals(t *testing.T) {
 		t.Errorf("%q", res.Output)
 	}
 }
+
+// An old that appears twice, overlapping ("aa" in "aaa"), matches twice:
+// replacing the first would be a guess.
+func TestFsEditOverlappingMatchesAreSeveral(t *testing.T) {
+	tools := newTools(t, Options{})
+	abs := writeFile(t, tools.opts.Folder, "a.txt", "x\naaa\n")
+	mustFail(t, tools, "fs-edit", map[string]any{"path": "a.txt", "old": "aa", "new": "b"}, "matches 2 times", "lines 2, 2")
+	if got := readFile(t, abs); got != "x\naaa\n" {
+		t.Errorf("file changed to %q", got)
+	}
+}
+
+// In a file whose lines end in CRLF, new's lines end in CRLF too, even when
+// old (one line) matched as it was.
+func TestFsEditCRLFFileKeepsItsLineEndsInNew(t *testing.T) {
+	tools := newTools(t, Options{})
+	abs := writeFile(t, tools.opts.Folder, "w.txt", "one\r\ntwo\r\n")
+	mustOK(t, tools, "fs-edit", map[string]any{"path": "w.txt", "old": "one", "new": "uno\nein"})
+	if got := readFile(t, abs); got != "uno\r\nein\r\ntwo\r\n" {
+		t.Errorf("file now %q", got)
+	}
+	// A file with LF line ends is left as it is.
+	abs = writeFile(t, tools.opts.Folder, "l.txt", "one\ntwo\n")
+	mustOK(t, tools, "fs-edit", map[string]any{"path": "l.txt", "old": "one", "new": "uno\nein"})
+	if got := readFile(t, abs); got != "uno\nein\ntwo\n" {
+		t.Errorf("file now %q", got)
+	}
+}

@@ -72,6 +72,7 @@ func (t *Tools) fsFind(ctx context.Context, a *argReader) (Result, error) {
 	var found []string
 	total := 0
 	w := newWalker(ctx, start)
+	w.deny = t.opts.Deny
 	w.walk(start, func(abs string, d fs.DirEntry) bool {
 		r, _ := filepath.Rel(dir, abs)
 		r = filepath.ToSlash(r)

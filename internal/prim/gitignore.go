@@ -218,8 +218,9 @@ type walker struct {
 	ig       ignorer
 	maxVisit int
 	visited  int
-	capped   bool // stopped at maxVisit
-	stop     bool // the callback asked to stop
+	capped   bool                  // stopped at maxVisit
+	stop     bool                  // the callback asked to stop
+	deny     func(abs string) bool // Options.Deny: left out, not descended into
 }
 
 const defaultMaxVisit = 200_000
@@ -307,6 +308,9 @@ func (w *walker) walk(dir string, fn func(abs string, d fs.DirEntry) bool) {
 			continue
 		}
 		if w.ig.ignored(w.rel(abs), e.IsDir()) {
+			continue
+		}
+		if w.deny != nil && w.deny(abs) {
 			continue
 		}
 		if !fn(abs, e) {

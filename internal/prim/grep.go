@@ -69,6 +69,7 @@ func (t *Tools) indexGrep(ctx context.Context, a *argReader) (Result, error) {
 		g.file(root)
 	} else {
 		w := newWalker(ctx, root)
+		w.deny = t.opts.Deny
 		w.walk(root, func(abs string, d fs.DirEntry) bool {
 			if !d.Type().IsRegular() {
 				return true

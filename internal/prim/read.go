@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"unicode/utf8"
 )
 
 // fs-read {path, offset, limit}: a file's lines, numbered ("     1\tline"),
@@ -49,7 +51,9 @@ func (t *Tools) fsRead(a *argReader) (Result, error) {
 		limit = defaultReadLimit
 	}
 	abs := Resolve(t.opts.Folder, p)
-	f, err := os.Open(abs)
+	// O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and
+	// is then refused as not a regular file.
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return failf("fs-read: %s", cleanErr(err)), nil
 	}
@@ -75,8 +79,9 @@ func (t *Tools) fsRead(a *argReader) (Result, error) {
 	b.Grow(min(int(fi.Size())+int(fi.Size())/4, 4<<20) + 64)
 	var num []byte
 	n, shown, cut := 0, 0, 0
+	var long []byte // the start of a line longer than the reader's buffer
 	for {
-		line, err := readLine(br)
+		line, err := readLine(br, &long)
 		if err != nil && line == nil {
 			if errors.Is(err, io.EOF) {
 				break
@@ -122,17 +127,18 @@ func (t *Tools) fsRead(a *argReader) (Result, error) {
 	return Result{Output: strings.TrimSuffix(b.String(), "\n")}, nil
 }
 
-// readLine returns the next line without its "\n" (and "\r"); a line
-// longer than the reader's buffer comes back whole.
-func readLine(br *bufio.Reader) ([]byte, error) {
+// readLine returns the next line without its "\n" (and "\r"). Of a line
+// longer than the reader's buffer only the first maxReadLine+utf8.UTFMax
+// bytes come back (in *long, reused), enough to show it cut: the rest is
+// read and dropped, so a line of a gigabyte is never held.
+func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
-		long := append([]byte(nil), line...)
+		*long = append((*long)[:0], line[:min(len(line), maxReadLine+utf8.UTFMax)]...)
 		for errors.Is(err, bufio.ErrBufferFull) {
-			line, err = br.ReadSlice('\n')
-			long = append(long, line...)
+			_, err = br.ReadSlice('\n')
 		}
-		line = long
+		return *long, nilIfEOF(err)
 	}
 	if len(line) == 0 {
 		return nil, err
@@ -143,10 +149,14 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]
 	}
+	return line, nilIfEOF(err)
+}
+
+func nilIfEOF(err error) error {
 	if errors.Is(err, io.EOF) {
-		err = nil
+		return nil
 	}
-	return line, err
+	return err
 }
 
 func isASCII(b []byte) bool {

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func lines(from, to int) string {
@@ -98,6 +101,67 @@ func BenchmarkFsRead1000Lines(b *testing.B) {
 	for b.Loop() {
 		if res, err := tools.Run(ctx, "fs-read", args); err != nil || res.IsError {
 			b.Fatal(err, res.Output)
+		}
+	}
+}
+
+// A FIFO (or any file that is not regular) is refused without waiting for a
+// writer.
+func TestFsReadDoesNotWaitOnAFifo(t *testing.T) {
+	tools := newTools(t, Options{})
+	p := filepath.Join(tools.opts.Folder, "fifo")
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan Result, 1)
+	go func() {
+		res, _ := tools.Run(context.Background(), "fs-read", map[string]any{"path": "fifo"})
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		if !res.IsError || !strings.Contains(res.Output, "not a regular file") {
+			t.Errorf("%q", res.Output)
+		}
+	case <-time.After(3 * time.Second):
+		if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		<-done
+		t.Fatal("fs-read of a FIFO waited for a writer")
+	}
+}
+
+// A very long line is not held whole, shown or not: reading the first line
+// of a file whose second is 64 MB allocates far less than 64 MB.
+func TestFsReadDoesNotHoldAVeryLongLine(t *testing.T) {
+	tools := newTools(t, Options{})
+	p := filepath.Join(tools.opts.Folder, "big.txt")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("first\n")
+	chunk := []byte(strings.Repeat("x", 1<<20))
+	for range 64 {
+		f.Write(chunk)
+	}
+	f.WriteString("\nlast\n")
+	f.Close()
+	for _, args := range []map[string]any{{"path": "big.txt", "limit": 1}, {"path": "big.txt"}} {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		res := mustOK(t, tools, "fs-read", args)
+		runtime.ReadMemStats(&m1)
+		if a := m1.TotalAlloc - m0.TotalAlloc; a > 16<<20 {
+			t.Errorf("%v: allocated %d MB", args, a>>20)
+		}
+		if _, ok := args["limit"]; ok {
+			if res.Output != "     1\tfirst\n[lines 1-1 of 3; read on with offset 2]" {
+				t.Errorf("%q", res.Output)
+			}
+		} else if !strings.Contains(res.Output, "… [line cut]\n     3\tlast\n") {
+			t.Errorf("%q", res.Output[len(res.Output)-200:])
 		}
 	}
 }

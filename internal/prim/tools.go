@@ -47,7 +47,12 @@ type Options struct {
 	// Backup is called before a file tool overwrites or edits an existing
 	// file, with its previous content; an error stops the write.
 	Backup func(absPath string, old []byte) error
-	Shell  string // default: bash if found on PATH, else sh
+	// Deny, when set, names the paths fs-find and index-grep leave out of
+	// a walk (not reported, not descended into): the guard's denylist, so a
+	// search that starts above ~/.ssh (a folder of / or the home directory
+	// in sandbox mode) never shows what is in it.
+	Deny  func(absPath string) bool
+	Shell string // default: bash if found on PATH, else sh
 }
 
 const (

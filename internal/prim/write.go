@@ -12,6 +12,13 @@ import (
 // fs-write {path, content}: writes a whole file, making its parent
 // directories. An existing file keeps its mode, and its previous content
 // goes to Options.Backup first; when Backup fails nothing is written.
+//
+// A symbolic link is written through, as a shell's redirection writes it:
+// its target gets the content and the link stays. That is the safe choice
+// because it is the one the guard judges: it reads a path with its links
+// followed (physical), so a link pointing out of the folder is judged where
+// it points, and replacing the link instead would silently cut a file the
+// project links to (a dotfile kept elsewhere) from its target.
 
 func (t *Tools) fsWrite(a *argReader) (Result, error) {
 	p := a.str("path", true)

@@ -83,3 +83,21 @@ func TestFsWriteRefusesADirectory(t *testing.T) {
 	// Empty content is a file's content.
 	mustOK(t, tools, "fs-write", map[string]any{"path": "empty", "content": ""})
 }
+
+// A link is written through: the target gets the content and the link stays.
+func TestFsWriteWritesThroughASymlink(t *testing.T) {
+	tools := newTools(t, Options{})
+	target := filepath.Join(t.TempDir(), "target")
+	link := filepath.Join(tools.opts.Folder, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, tools, "fs-write", map[string]any{"path": "link", "content": "one\n"})
+	mustOK(t, tools, "fs-edit", map[string]any{"path": "link", "old": "one", "new": "two"})
+	if got := readFile(t, target); got != "two\n" {
+		t.Errorf("target %q", got)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is gone: %v %v", fi, err)
+	}
+}
