@@ -163,3 +163,31 @@ done
 		}
 	}
 }
+
+// A sandbox run may work in the home directory; its searches still leave
+// the credential directories out.
+func TestSearchesFromTheHomeDirectorySkipTheDenylist(t *testing.T) {
+	opts := baseOpts(t)
+	plantCanary(t)
+	opts.Folder = os.Getenv("HOME")
+	opts.Sandbox = true
+	r := runSession(t, opts, `
+> reply
+call index-grep {"pattern": "canary"}
+> reply
+call fs-find {"pattern": "**/id_*"}
+> reply
+done
+`)
+	reqs := r.model.Requests()
+	for i, req := range reqs {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, canary) || strings.Contains(m.Content, ".ssh/id_rsa") {
+				t.Fatalf("request %d shows ~/.ssh: %q", i, m.Content)
+			}
+		}
+	}
+	if len(reqs) < 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+}

@@ -208,6 +208,8 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	popts.Scratch = scratch
 	popts.Sandbox = opts.Sandbox
 	popts.Lean = lean
+	deny := s.guard.Denylist()
+	popts.Deny = func(p string) bool { d, _ := deny.Denied(p); return d }
 	if opts.Store != nil && !opts.Dry {
 		id, st := s.ID, opts.Store
 		popts.Backup = func(abs string, old []byte) error { return st.Backup(id, abs, old) }
