@@ -153,6 +153,16 @@ func (r *RunCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	rend := newRenderer(e.stderr, r.Quiet)
+	var retryNote func(string) // set once the session exists, so retries reach its log
+	pc.OnRetry = func(attempt int, wait time.Duration, err error) {
+		text := fmt.Sprintf("provider: attempt %d failed (%v); retrying in %s", attempt, err, wait.Round(100*time.Millisecond))
+		if retryNote != nil {
+			retryNote(text)
+		} else {
+			rend.event(store.Event{Type: "note", Data: map[string]any{"text": text}})
+		}
+	}
 	model, err := provider.New(pc)
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
@@ -171,7 +181,6 @@ func (r *RunCmd) Run(e *env) error {
 		timeout = cfg.Limits.Timeout.Std()
 	}
 
-	rend := newRenderer(e.stderr, r.Quiet)
 	var sinks []func(store.Event)
 	sinks = append(sinks, rend.event)
 	if r.JSON {
@@ -206,6 +215,7 @@ func (r *RunCmd) Run(e *env) error {
 		return &exitError{code: ExitUsage, err: err}
 	}
 	defer s.Close()
+	retryNote = s.Note
 	rend.start(s.ID)
 	out := s.Run(ctx)
 	rend.finish(out)

@@ -90,7 +90,7 @@ func (s *Session) bind() {
 	})
 
 	reg("log-note", 1, 1, "(log-note text) writes a note to the session's log and event stream.", func(args []scheme.Value) (scheme.Value, error) {
-		s.emit("note", map[string]any{"text": s.redact(scheme.DisplayString(args[0]))})
+		s.Note(scheme.DisplayString(args[0]))
 		return scheme.Void, nil
 	})
 

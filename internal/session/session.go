@@ -326,6 +326,12 @@ func (s *Session) outcomeOf(ctx context.Context, err error) Outcome {
 	return Outcome{Status: "failed", Text: err.Error(), Err: err}
 }
 
+// Note writes a note to the session's log and event stream (as (log-note …)
+// does), redacted.
+func (s *Session) Note(text string) {
+	s.emit("note", map[string]any{"text": s.redact(text)})
+}
+
 // Interrupt stops the run (as SIGINT does).
 func (s *Session) Interrupt() {
 	if s.cancel != nil {
