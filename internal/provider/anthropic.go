@@ -202,8 +202,10 @@ func (m *Anthropic) attempt(ctx context.Context, params anthropic.MessageNewPara
 		order   []*anthropicBlock
 		reply   Reply
 		stopped bool
+		events  int
 	)
 	for stream.Next() {
+		events++
 		ev := stream.Current()
 		switch ev.Type {
 		case "message_start":
@@ -272,6 +274,9 @@ func (m *Anthropic) attempt(ctx context.Context, params anthropic.MessageNewPara
 			return Reply{}, err
 		}
 		return Reply{}, attemptErr(c, err)
+	}
+	if events == 0 {
+		return Reply{}, c.notStream()
 	}
 	if !stopped {
 		return Reply{}, fmt.Errorf("%w: the stream ended with no message_stop", errStreamCut)

@@ -277,3 +277,15 @@ func TestConfigHTTPClientIsUsed(t *testing.T) {
 		}
 	}
 }
+
+func TestAnthropicNonStreamBodySaysWhatCameBack(t *testing.T) {
+	ws := newWireServer(t, rawBody(`{"type":"message","content":[{"type":"text","text":"hi"}]}`, "application/json"))
+	m := newTestAnthropic(t, ws, Config{MaxRetries: 3})
+	_, err := m.Stream(ctxT(t), sampleRequest, nil)
+	if err == nil || !strings.Contains(err.Error(), `no event stream`) || !strings.Contains(err.Error(), `{"type":"message"`) {
+		t.Errorf("error %v", err)
+	}
+	if n := len(ws.requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}

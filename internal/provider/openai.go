@@ -172,8 +172,10 @@ func (m *OpenAI) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 		calls    []openaiCall
 		reply    Reply
 		finished bool
+		chunks   int
 	)
 	for stream.Next() {
+		chunks++
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() && chunk.Usage.JSON.PromptTokens.Valid() {
 			u := chunk.Usage
@@ -223,6 +225,9 @@ func (m *OpenAI) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	}
 	if err := stream.Err(); err != nil {
 		return Reply{}, attemptErr(c, err)
+	}
+	if chunks == 0 {
+		return Reply{}, c.notStream()
 	}
 	if !finished {
 		return Reply{}, fmt.Errorf("%w: the stream ended with no finish_reason", errStreamCut)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -422,5 +423,50 @@ func TestOpenAICallsAllNumberedZero(t *testing.T) {
 	}
 	if got := get(ws.requests()[0].body, "tools", 0, "function", "parameters", "type"); got != "object" {
 		t.Errorf("a tool with no schema is sent an empty object schema, got %v", got)
+	}
+}
+
+// rawBody answers 200 with a body that is no event stream.
+func rawBody(body, ctype string) func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// A 200 whose body is no event stream (a server that ignores "stream", a
+// proxy's page) is an error that says what came back, and is not retried:
+// asking again gets the same.
+func TestOpenAINonStreamBodySaysWhatCameBack(t *testing.T) {
+	for _, ct := range []string{"application/json", "text/event-stream", "text/html"} {
+		body := `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`
+		ws := newWireServer(t, rawBody(body, ct))
+		m := newTestOpenAI(t, ws, Config{MaxRetries: 3})
+		_, err := m.Stream(ctxT(t), sampleRequest, nil)
+		if err == nil {
+			t.Fatalf("%s: no error", ct)
+		}
+		for _, want := range []string{"200", "no event stream", ct, `"object":"chat.completion"`} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not say %q", ct, err, want)
+			}
+		}
+		if n := len(ws.requests()); n != 1 {
+			t.Errorf("%s: %d requests, want 1", ct, n)
+		}
+	}
+}
+
+// A 200 that ends before its first event (nothing, or only a comment) is a
+// cut stream, retried.
+func TestOpenAIStreamEndedBeforeItsFirstEventIsRetried(t *testing.T) {
+	for _, first := range []string{"", ": keep-alive\n\n"} {
+		ws := newWireServer(t, rawBody(first, "text/event-stream"), sseSplit(oaText("hi"), 50))
+		m := newTestOpenAI(t, ws, Config{})
+		reply, err := m.Stream(ctxT(t), sampleRequest, nil)
+		if err != nil || reply.Text != "hi" || reply.Attempts != 2 {
+			t.Errorf("%q: %+v %v", first, reply, err)
+		}
 	}
 }

@@ -71,7 +71,67 @@ type capture struct {
 	status      int
 	header      http.Header
 	body        string
-	sent        bool // a request reached the HTTP client
+	sent        bool   // a request reached the HTTP client
+	head        []byte // the first bytes of a successful response's body
+	final       bool   // the attempt failed in a way another would repeat
+}
+
+// maxHead is how much of a successful response's body capture keeps, to
+// say what came back when it was no event stream.
+const maxHead = 2 << 10
+
+// notStream is the error of an attempt whose 200 response held no event at
+// all: a server that ignores "stream" and answers with one JSON object, or
+// a proxy's page. Asking again would get the same, so it is final.
+// A body that is empty, or holds only what an event stream may (comments
+// such as ": keep-alive", fields), is a stream cut before its first event,
+// which is retried.
+func (c *capture) notStream() error {
+	ct := c.header.Get("Content-Type")
+	if ct == "" {
+		ct = "none"
+	}
+	body := excerpt(string(c.head), 400)
+	if body == "" {
+		body = "(an empty body)"
+	}
+	if onlySSE(c.head) {
+		return fmt.Errorf("%w: the server answered %d %s and the stream ended before its first event: %s", errStreamCut, c.status, http.StatusText(c.status), body)
+	}
+	c.final = true
+	return fmt.Errorf("the server answered %d %s with no event stream (Content-Type %s): %s", c.status, http.StatusText(c.status), ct, body)
+}
+
+// onlySSE reports whether every line of b is blank or starts as an event
+// stream's lines do (":" for a comment, or a field name and ":").
+func onlySSE(b []byte) bool {
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == ':' {
+			continue
+		}
+		field, _, _ := strings.Cut(line, ":")
+		switch field {
+		case "data", "event", "id", "retry":
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// headBody keeps the first maxHead bytes read in c.head.
+type headBody struct {
+	io.ReadCloser
+	c *capture
+}
+
+func (b *headBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if k := min(n, maxHead-len(b.c.head)); k > 0 {
+		b.c.head = append(b.c.head, p[:k]...)
+	}
+	return n, err
 }
 
 func (c *capture) stop() {
@@ -105,6 +165,8 @@ func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.
 		_ = res.Body.Close()
 		res.Body = io.NopCloser(bytes.NewReader(b))
 		c.body = excerpt(string(b), 400)
+	} else {
+		res.Body = &headBody{ReadCloser: res.Body, c: c}
 	}
 	return res, nil
 }
@@ -241,7 +303,7 @@ func (r retrier) do(ctx context.Context, onDelta func(Delta), fn attemptFunc) (R
 			fail.Status, fail.Body, fail.Err = 0, "", ctx.Err()
 			return Reply{}, fail
 		}
-		if !c.sent || (c.status >= 400 && !retryableStatus(c.status)) {
+		if !c.sent || c.final || (c.status >= 400 && !retryableStatus(c.status)) {
 			return Reply{}, fail
 		}
 		if attempt > r.max {
