@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -52,6 +53,16 @@ func (an *analyzer) varCarries(name, v string) {
 // to a shell, a command-carrying option) with the given positional
 // arguments; its output is returned.
 func (an *analyzer) script(text string, pos []string) string {
+	return an.runScript(text, pos, false)
+}
+
+// scriptHere judges text the current shell runs (eval, source): its cd,
+// assignments and functions stay in effect for the rest of the line.
+func (an *analyzer) scriptHere(text string, pos []string) string {
+	return an.runScript(text, pos, true)
+}
+
+func (an *analyzer) runScript(text string, pos []string, here bool) string {
 	if strings.Contains(text, markUnknown) || strings.Contains(text, markBuilt) {
 		an.uncertain = true
 		if strings.Contains(text, markBuilt) {
@@ -68,22 +79,30 @@ func (an *analyzer) script(text string, pos []string) string {
 		an.uncertain = true
 		return markUnknown
 	}
+	an.promptExpansions(f)
 	an.depth++
 	defer func() { an.depth-- }()
-	return an.sub(func() string {
+	run := func() string {
 		if pos != nil {
 			an.pos = pos
 		}
 		out := an.stmts(f.Stmts, "")
 		syntax.Walk(f, func(n syntax.Node) bool {
 			if st, ok := n.(*syntax.Stmt); ok && !an.visited[st] {
-				an.stmt(st, "")
+				an.sub(func() string { return an.stmt(st, "") })
 				return false
 			}
 			return true
 		})
 		return out
-	})
+	}
+	if here {
+		saved := an.pos
+		out := run()
+		an.pos = saved
+		return out
+	}
+	return an.sub(run)
 }
 
 func (an *analyzer) call(c *syntax.CallExpr, stdin string) string {
@@ -256,6 +275,28 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 				return an.script(rest[1], nil)
 			}
 		}
+		// A wrapper that changes the directory first (sudo -D, systemd-run
+		// --working-directory) runs its command there.
+		for j := 0; j < len(args)-len(rest); j++ {
+			a := args[j]
+			var dir string
+			switch {
+			case (a == "-D" || a == "--chdir" || a == "--working-directory") && j+1 < len(args):
+				dir = args[j+1]
+			case strings.HasPrefix(a, "--chdir=") || strings.HasPrefix(a, "--working-directory="):
+				_, dir, _ = strings.Cut(a, "=")
+			default:
+				continue
+			}
+			an.judge(dir, roleOperand)
+			return an.sub(func() string {
+				an.setCwd(dir)
+				if len(rest) == 0 {
+					return ""
+				}
+				return an.exec(rest, stdin)
+			})
+		}
 		if base == "sudo" || base == "doas" || base == "runuser" || base == "systemd-run" {
 			for len(rest) > 0 && strings.Contains(rest[0], "=") && !strings.HasPrefix(rest[0], "-") {
 				k, v, _ := strings.Cut(rest[0], "=")
@@ -277,35 +318,80 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 	case shells[base]:
 		return an.shell(args, stdin)
 	case base == "eval":
-		return an.script(strings.Join(args, " "), an.pos)
+		return an.scriptHere(strings.Join(args, " "), an.pos)
 	case base == "source" || base == ".":
 		if len(args) > 0 {
 			an.judge(args[0], roleOperand)
-			an.scriptFile(args[0], args[1:], true)
+			an.scriptFileIn(args[0], args[1:], true, true)
 		}
 		an.uncertain = an.uncertain || len(args) == 0
 		return markUnknown
 	case base == "cd" || base == "pushd":
 		dir := ""
-		for _, a := range args {
-			if a == "-" {
-				an.cwdOK = false
-				return ""
+		for i, a := range args {
+			if a == "--" {
+				if i+1 < len(args) {
+					dir = args[i+1]
+				}
+				break
 			}
 			if !strings.HasPrefix(a, "-") || a == "-" {
 				dir = a
 				break
 			}
 		}
-		if dir == "" {
-			an.judge(an.t.Home, roleOperand)
-		} else {
-			an.judge(dir, roleOperand)
+		if base == "pushd" && dir != "-" && (strings.HasPrefix(dir, "+") || strings.HasPrefix(dir, "-")) {
+			an.cwdOK = false // a rotation of the directory stack
+			return ""
 		}
+		if dir == "-" {
+			dir = an.getVar("OLDPWD")
+		}
+		if dir == "" {
+			dir = an.t.Home
+		}
+		// CDPATH: a relative name is looked up in each of its directories
+		// first; every candidate is judged, and the first that exists is
+		// where cd goes.
+		if cdpath := an.getVar("CDPATH"); cdpath != "" && cdpath != markUnknown && !filepath.IsAbs(dir) &&
+			!strings.HasPrefix(dir, "./") && !strings.HasPrefix(dir, "../") && dir != "." && dir != ".." {
+			if strings.Contains(cdpath, markUnknown) || strings.Contains(cdpath, markBuilt) {
+				an.uncertain = true
+				an.judge(dir, roleOperand)
+				an.cwdOK = false
+				return ""
+			}
+			chosen := ""
+			for _, c := range strings.Split(cdpath, ":") {
+				if c == "" {
+					c = "."
+				}
+				if c == "~" || strings.HasPrefix(c, "~/") {
+					c = an.t.Home + c[1:] // a tilde after ":" in an assignment
+				}
+				cand := joinRaw(c, dir)
+				if !filepath.IsAbs(c) {
+					cand = joinRaw(an.cwd, cand)
+				}
+				an.judge(cand, roleOperand)
+				if fi, err := os.Stat(an.unalias(cand)); chosen == "" && err == nil && fi.IsDir() {
+					chosen = cand
+				}
+			}
+			if chosen != "" {
+				dir = chosen
+			}
+		}
+		an.judge(dir, roleOperand)
 		if base == "pushd" {
 			an.dirs = append(an.dirs, an.cwd)
 		}
+		old, oldOK := an.cwd, an.cwdOK
 		an.setCwd(dir)
+		an.oldpwd = ""
+		if oldOK {
+			an.oldpwd = old
+		}
 		return ""
 	case base == "popd":
 		if n := len(an.dirs); n > 0 {
@@ -764,6 +850,12 @@ const maxScript = 64 << 10
 // shell script is walked as a line, other code is scanned like a
 // one-liner's. Reading a file runs nothing.
 func (an *analyzer) scriptFile(name string, pos []string, shellScript bool) {
+	an.scriptFileIn(name, pos, shellScript, false)
+}
+
+// scriptFileIn is scriptFile; with here the script runs in the current
+// shell (source, .).
+func (an *analyzer) scriptFileIn(name string, pos []string, shellScript, here bool) {
 	if name == "" || name == "-" || strings.Contains(name, markUnknown) || strings.Contains(name, markBuilt) {
 		return
 	}
@@ -784,7 +876,9 @@ func (an *analyzer) scriptFile(name string, pos []string, shellScript bool) {
 	before := an.best.Verdict
 	an.denyOnly++
 	unc, built := an.uncertain, an.built
-	if shellScript {
+	if shellScript && here {
+		an.scriptHere(text, pos)
+	} else if shellScript {
 		an.script(text, pos)
 	} else {
 		an.scanText(text, true)

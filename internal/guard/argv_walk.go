@@ -58,6 +58,7 @@ type analyzer struct {
 	pos     []string
 	cwd     string
 	cwdOK   bool
+	oldpwd  string // the directory before the last cd, or ""
 	dirs    []string
 	aliases map[string]string // a link made earlier in the line → its target
 	depth   int
@@ -130,6 +131,7 @@ func (an *analyzer) run() (res *argvResult) {
 		}
 		return an.t.failClosed(an.line, "the line does not parse as bash", err)
 	}
+	an.promptExpansions(f)
 	an.stmts(f.Stmts, "")
 	// Statements the walk did not reach (inside arithmetic, case patterns,
 	// parameter expansions it did not expand) are judged on their own.
@@ -407,7 +409,19 @@ func (an *analyzer) command(cmd syntax.Command, stdin string) string {
 		an.sub(func() string { return an.stmt(c.Body, "") })
 		return ""
 	case *syntax.DeclClause:
+		nameref := c.Variant != nil && c.Variant.Value == "nameref"
 		for _, as := range c.Args {
+			if as.Name == nil && as.Value != nil {
+				if f := an.literal(as.Value); strings.HasPrefix(f, "-") && strings.Contains(f, "n") {
+					nameref = true
+				}
+				continue
+			}
+			if nameref && as.Name != nil && as.Value != nil && as.Array == nil {
+				// declare -n r=HOME: r stands for the variable it names.
+				an.vars[as.Name.Value] = expand.Variable{Set: true, Kind: expand.NameRef, Str: an.literal(as.Value)}
+				continue
+			}
 			an.assign(as, true)
 		}
 		return ""
@@ -450,9 +464,9 @@ func (an *analyzer) sub(f func() string) string {
 	for k, v := range an.funcs {
 		funcs[k] = v
 	}
-	cwd, cwdOK, pos, dirs := an.cwd, an.cwdOK, an.pos, an.dirs
+	cwd, cwdOK, pos, dirs, oldpwd := an.cwd, an.cwdOK, an.pos, an.dirs, an.oldpwd
 	out := f()
-	an.vars, an.funcs, an.cwd, an.cwdOK, an.pos, an.dirs = vars, funcs, cwd, cwdOK, pos, dirs
+	an.vars, an.funcs, an.cwd, an.cwdOK, an.pos, an.dirs, an.oldpwd = vars, funcs, cwd, cwdOK, pos, dirs, oldpwd
 	return out
 }
 
@@ -547,7 +561,21 @@ func (e *anEnv) Get(name string) expand.Variable {
 	if v, ok := an.t.Env[name]; ok {
 		return str(v)
 	}
+	if name == "OLDPWD" {
+		if an.oldpwd == "" || !an.cwdOK {
+			return str(markUnknown)
+		}
+		return str(an.oldpwd)
+	}
 	if u, ok := strings.CutPrefix(name, "HOME "); ok {
+		switch {
+		case u == "+":
+			return an.env().Get("PWD")
+		case u == "-":
+			return an.env().Get("OLDPWD")
+		case strings.TrimLeft(u, "+-0123456789") == "":
+			return str(markUnknown) // the directory stack (~1, ~-2)
+		}
 		if cur, err := user.Current(); err == nil && cur.Username == u {
 			return str(an.t.Home)
 		}
@@ -994,4 +1022,18 @@ func (an *analyzer) setCwd(dir string) {
 		dir = joinRaw(an.cwd, dir)
 	}
 	an.cwd = an.phys(an.unalias(dir))
+}
+
+// promptExpansions refuses ${x@P}: a prompt expansion expands the
+// variable's value again (parameters, command substitutions, \w), which
+// the analysis does not follow.
+func (an *analyzer) promptExpansions(f *syntax.File) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if pe, ok := n.(*syntax.ParamExp); ok && pe.Exp != nil && pe.Exp.Op == syntax.OtherParamOps &&
+			pe.Exp.Word != nil && pe.Exp.Word.Lit() == "P" {
+			an.find(Refuse, "the line uses a prompt expansion (${...@P}), which expands a value again in ways nodwyn does not follow before it runs, so it was refused and nothing of it ran; write the value out plainly")
+			return false
+		}
+		return true
+	})
 }
