@@ -19,6 +19,7 @@ func ParseScript(name string, src []byte) (*Script, error) {
 	p := scriptParser{name: name}
 	s := NewScript(nil)
 	s.name = "script:" + filepath.Base(name)
+	src = bytes.TrimPrefix(src, []byte("\ufeff")) // a byte-order mark, as Windows editors write
 	lines := strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n")
 	var cur *ScriptReply // the alternative being filled
 	var text []string
@@ -76,11 +77,10 @@ func ParseScript(name string, src []byte) (*Script, error) {
 			}
 			return nil, p.errf(lineNo, "text before the first \"> reply\"; start each reply with a line \"> reply\"")
 		}
-		word, rest, _ := strings.Cut(trimmed, " ")
-		rest = strings.TrimSpace(rest)
+		word, rest := cutSpace(trimmed)
 		switch word {
 		case "call":
-			callName, args, _ := strings.Cut(rest, " ")
+			callName, args := cutSpace(rest)
 			if callName == "" {
 				return nil, p.errf(lineNo, "call needs a tool name: call NAME {JSON arguments}")
 			}
@@ -104,7 +104,7 @@ func ParseScript(name string, src []byte) (*Script, error) {
 			}
 			cur.ToolCalls = append(cur.ToolCalls, ToolCall{Name: callName, Arguments: compactJSON(args)})
 		case "rawcall":
-			callName, args, _ := strings.Cut(rest, " ")
+			callName, args := cutSpace(rest)
 			if callName == "" {
 				return nil, p.errf(lineNo, "rawcall needs a tool name: rawcall NAME TEXT")
 			}
@@ -126,8 +126,7 @@ func (p scriptParser) errf(line int, format string, args ...any) error {
 // header parses what follows ">" on a header line.
 func (p scriptParser) header(line int, h string) (alt *ScriptReply, isElse, exhausted bool, err error) {
 	alt = &ScriptReply{Line: line}
-	word, rest, _ := strings.Cut(h, " ")
-	rest = strings.TrimSpace(rest)
+	word, rest := cutSpace(h)
 	switch word {
 	case "reply":
 	case "error":
@@ -139,8 +138,8 @@ func (p scriptParser) header(line int, h string) (alt *ScriptReply, isElse, exha
 	case "else":
 		isElse = true
 	case "exhausted":
-		if msg, ok := strings.CutPrefix(rest, "error "); ok && strings.TrimSpace(msg) != "" {
-			alt.Err = strings.TrimSpace(msg)
+		if w, msg := cutSpace(rest); w == "error" && msg != "" {
+			alt.Err = msg
 		} else if rest != "" {
 			return nil, false, false, p.errf(line, "\"> exhausted\" takes no condition; write \"> exhausted\" or \"> exhausted error TEXT\"")
 		}
@@ -151,29 +150,29 @@ func (p scriptParser) header(line int, h string) (alt *ScriptReply, isElse, exha
 	if rest == "" {
 		return alt, isElse, false, nil
 	}
-	cond, ok := strings.CutPrefix(rest, "if ")
-	if !ok {
+	w, cond := cutSpace(rest)
+	if w != "if" {
 		return nil, false, false, p.errf(line, "after %q expected \"if COND\", found %q", word, rest)
 	}
-	alt.If, err = p.cond(line, strings.TrimSpace(cond))
+	alt.If, err = p.cond(line, cond)
 	return alt, isElse, false, err
 }
 
 // cond parses "[not] SUBJECT contains TEXT | matches REGEXP | is error".
 func (p scriptParser) cond(line int, s string) (*Cond, error) {
 	c := &Cond{}
-	if rest, ok := strings.CutPrefix(s, "not "); ok {
-		c.Not, s = true, strings.TrimSpace(rest)
+	subject, s := cutSpace(s)
+	if subject == "not" {
+		c.Not = true
+		subject, s = cutSpace(s)
 	}
-	subject, s, _ := strings.Cut(s, " ")
 	switch subject {
 	case "result", "results", "message":
 		c.Subject = subject
 	default:
 		return nil, p.errf(line, "unknown subject %q; a condition is [not] result|results|message contains TEXT | matches REGEXP | is error", subject)
 	}
-	op, arg, _ := strings.Cut(strings.TrimSpace(s), " ")
-	arg = strings.TrimSpace(arg)
+	op, arg := cutSpace(s)
 	if strings.HasPrefix(arg, `"`) {
 		u, err := strconv.Unquote(arg)
 		if err != nil {
@@ -202,6 +201,17 @@ func (p scriptParser) cond(line int, s string) (*Cond, error) {
 		return nil, p.errf(line, "unknown test %q; use contains, matches or is error", op)
 	}
 	return c, nil
+}
+
+// cutSpace cuts s at its first run of white space (spaces or tabs): the
+// first word, and the rest trimmed.
+func cutSpace(s string) (word, rest string) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexAny(s, " \t")
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimSpace(s[i:])
 }
 
 func incompleteJSON(s string) bool {

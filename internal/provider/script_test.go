@@ -287,3 +287,21 @@ func TestScriptDocExample(t *testing.T) {
 		t.Errorf("exhausted %q", r.Text)
 	}
 }
+
+// A script saved by a Windows editor: a byte-order mark, CRLF line ends,
+// trailing spaces and tabs between words.
+func TestScriptFromAWindowsEditor(t *testing.T) {
+	src := "\ufeff> reply  \r\nLet me look.\r\ncall\tshell-exec {\"command\": \"ls\"}  \r\n>\treply if result\tcontains  FAIL \r\nFixing.\r\n> else\r\nDone.  \r\n"
+	s, err := ParseScript("win.script", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Stream(context.Background(), Request{Messages: []Message{user("go")}}, nil)
+	if err != nil || r.Text != "Let me look." || len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "shell-exec" || r.ToolCalls[0].Arguments != `{"command":"ls"}` {
+		t.Fatalf("%+v %v", r, err)
+	}
+	r, err = s.Stream(context.Background(), Request{Messages: []Message{user("go"), result("--- FAIL: x", false)}}, nil)
+	if err != nil || r.Text != "Fixing." {
+		t.Fatalf("%+v %v", r, err)
+	}
+}
