@@ -156,6 +156,8 @@ func ProjectConfig(folder string) string {
 // provider.name, NODWYN_MODEL provider.model, and OPENAI_BASE_URL or
 // ANTHROPIC_BASE_URL provider.base_url when the provider is openai or
 // anthropic (as the official SDKs read them); the environment wins over files.
+// A variable that is empty or only white space is unset, and a value's
+// surrounding white space is dropped.
 // An error in a file is an [*Error].
 func Load(dirs Dirs, folder string, getenv func(string) string) (*Config, error) {
 	c := &Config{Origin: map[string]string{}}
@@ -182,7 +184,9 @@ func Load(dirs Dirs, folder string, getenv func(string) string) (*Config, error)
 		c.Sources = append(c.Sources, p)
 	}
 	env := func(name, key string, dst *string) {
-		if v := getenv(name); v != "" {
+		// White space around a value (a .env file's trailing space or CR)
+		// is dropped, and a variable that is only white space is unset.
+		if v := strings.TrimSpace(getenv(name)); v != "" {
 			*dst = v
 			c.Origin[key] = "env " + name
 		}

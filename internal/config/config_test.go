@@ -451,3 +451,27 @@ func TestRelativeConfigDirIsNeverRead(t *testing.T) {
 		t.Errorf("Load = %+v, %v; want nothing read", c, err)
 	}
 }
+
+// A variable set to white space is unset, as an empty one is ("" and " "
+// both leave the files' profile), and a value's surrounding white space
+// (a .env file's trailing space or CR) is dropped.
+func TestLoadEnvironmentBlankIsUnsetAndValuesAreTrimmed(t *testing.T) {
+	dirs, folder := setup(t)
+	write(t, filepath.Join(dirs.Config, "config.toml"), "[loop]\nprofile = \"full\"\n[provider]\nname = \"openai\"\n")
+	for _, blank := range []string{"", " ", "\t\r\n"} {
+		c, err := Load(dirs, folder, env(map[string]string{"NODWYN_PROFILE": blank}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Loop.Profile != "full" || strings.HasPrefix(c.Origin["loop.profile"], "env") {
+			t.Errorf("NODWYN_PROFILE=%q: profile %q from %s", blank, c.Loop.Profile, c.Origin["loop.profile"])
+		}
+	}
+	c, err := Load(dirs, folder, env(map[string]string{"NODWYN_PROVIDER": " openai\r", "NODWYN_MODEL": "gpt-4o ", "OPENAI_BASE_URL": "http://localhost:8080/v1\n", "NODWYN_PROFILE": " lean "}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Provider{Name: "openai", Model: "gpt-4o", BaseURL: "http://localhost:8080/v1"}); c.Provider != want || c.Loop.Profile != "lean" {
+		t.Errorf("got %+v profile %q", c.Provider, c.Loop.Profile)
+	}
+}
