@@ -354,3 +354,26 @@ func TestReadPositions(t *testing.T) {
 		t.Errorf("read\n got %s\nwant %s", got, want)
 	}
 }
+
+// A primitive that loops over data of unbounded size (here a circular list,
+// which memq, assq and last-pair would walk forever) is cancelled too.
+func TestCancellationInsidePrimitive(t *testing.T) {
+	in := scheme.New()
+	for _, src := range []string{
+		"(define c (list 1 2)) (set-cdr! (cdr c) c) (memq 3 c)",
+		"(define c (list (cons 1 2))) (set-cdr! c c) (assq 3 c)",
+		"(define c (list 1 2)) (set-cdr! (cdr c) c) (last-pair c)",
+		"(define c (list 1 2)) (set-cdr! (cdr c) c) (list-ref c 1000000000000)",
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		start := time.Now()
+		_, err := in.Eval(ctx, src, "t.scm")
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: err = %v, want DeadlineExceeded", src, err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s: cancelled after %v", src, d)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package scheme
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // The compiler turns expanded source into a tree of Go closures (code).
@@ -826,10 +827,10 @@ func (c *compiler) compLambda(formals, body Value, sc *scope, name string, pos *
 		switch f := formals.(type) {
 		case *Pair:
 			if !isIdentifier(f.Car) {
-				c.syntaxErr(pos, "lambda: parameter is not an identifier: %s", WriteString(strip(f.Car)))
+				c.syntaxErr(pos, "lambda: parameter is not an identifier: %s", errString(strip(f.Car)))
 			}
 			if seen[f.Car] {
-				c.syntaxErr(pos, "lambda: duplicate parameter %s", WriteString(strip(f.Car)))
+				c.syntaxErr(pos, "lambda: duplicate parameter %s", errString(strip(f.Car)))
 			}
 			seen[f.Car] = true
 			nsc.declare(f.Car)
@@ -984,14 +985,14 @@ func (c *compiler) parseDefine(p *Pair, pos *Pos) (Value, Value) {
 		case 2:
 			return target, parts[1]
 		}
-		c.syntaxErr(pos, "define: too many expressions for %s", WriteString(strip(target)))
+		c.syntaxErr(pos, "define: too many expressions for %s", errString(strip(target)))
 	}
 	// (define (name . formals) body ...), possibly curried.
 	body := p.Cdr.(*Pair).Cdr
 	for {
 		tp, ok := target.(*Pair)
 		if !ok {
-			c.syntaxErr(pos, "define: bad name %s", WriteString(strip(target)))
+			c.syntaxErr(pos, "define: bad name %s", errString(strip(target)))
 		}
 		lam := &Pair{Car: specials["lambda"], Cdr: &Pair{Car: tp.Cdr, Cdr: body}, Pos: pos}
 		if isIdentifier(tp.Car) {
@@ -1085,9 +1086,13 @@ func (c *compiler) parseDefineSyntax(p *Pair, sc *scope, pos *Pos) (Value, *macr
 
 // shortName is used in messages about forms.
 func shortName(x Value) string {
-	s := WriteString(strip(x))
+	s := errString(strip(x))
 	if len(s) > 60 {
-		s = s[:57] + "..."
+		cut := 57
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
 	}
 	return strings.ReplaceAll(s, "\n", " ")
 }

@@ -561,7 +561,7 @@ func (c *compiler) qq(x Value, depth int, sc *scope, pos *Pos) code {
 				l := spl(th, fr)
 				items, ok := ListToSlice(l)
 				if !ok {
-					th.raise(Errorf("unquote-splicing: not a list: %s", WriteString(l)), false, pos, "unquote-splicing")
+					th.raise(Errorf("unquote-splicing: not a list: %s", errString(l)), false, pos, "unquote-splicing")
 				}
 				r := rest(th, fr)
 				for i := len(items) - 1; i >= 0; i-- {
@@ -863,7 +863,7 @@ func compParameterize(c *compiler, x *Pair, sc *scope, tail bool) code {
 			pv := pcs[i](th, fr)
 			p, ok := pv.(*Parameter)
 			if !ok {
-				th.raise(Errorf("parameterize: not a parameter: %s", WriteString(pv)), false, pos, "parameterize")
+				th.raise(Errorf("parameterize: not a parameter: %s", errString(pv)), false, pos, "parameterize")
 			}
 			ps[i] = p
 			vs[i] = vcs[i](th, fr)

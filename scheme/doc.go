@@ -60,7 +60,13 @@
 // to the stack depth, so deeper caps make errors in deep recursions slow)
 // with a catchable error "call depth exceeded";
 // the reader and the compiler refuse nesting deeper than 10000 and 20000, and
-// a macro that keeps expanding stops after a million expansions. (exit code)
+// a macro that keeps expanding stops after a million expansions. One
+// primitive call creates at most 1<<24 elements (make-list, make-vector,
+// make-string, iota, ...; "make-list: too large: ..."), string-append at
+// most 64 MB, and * and expt exact integers of at most 1<<23 bits ("expt:
+// result too large: ..."); primitives that walk lists check for
+// cancellation, so a circular list cannot hang them past the context's
+// deadline. Values shown in error messages are cut to about 300 bytes. (exit code)
 // ends evaluation with an error wrapping *ExitError.
 //
 // # REPL

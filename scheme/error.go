@@ -104,7 +104,7 @@ func messageOf(v Value) string {
 	case *String:
 		return x.S
 	}
-	return "uncaught exception: " + WriteString(v)
+	return "uncaught exception: " + errString(v)
 }
 
 func (s *raiseSig) toError() *Error {

@@ -345,7 +345,7 @@ func (th *thread) apply(proc Value, args []Value, pos *Pos) Value {
 	case *RecordType:
 		th.raise(Errorf("not a procedure: record type %s (use its constructor)", p.Name), false, pos, "apply")
 	}
-	th.raise(Errorf("not a procedure: %s", WriteString(proc)), false, pos, "apply")
+	th.raise(Errorf("not a procedure: %s", errString(proc)), false, pos, "apply")
 	return nil
 }
 
@@ -459,7 +459,7 @@ func (th *thread) raise(obj Value, continuable bool, pos *Pos, name string) Valu
 			if eo, ok := obj.(*ErrorObject); ok {
 				msg += " of error: " + eo.Error()
 			} else {
-				msg += ": " + WriteString(obj)
+				msg += ": " + errString(obj)
 			}
 			th.raise(Errorf("%s", msg), false, pos, name)
 		}

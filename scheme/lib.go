@@ -108,3 +108,34 @@ func argList(proc string, v Value) ([]Value, error) {
 	}
 	return l, nil
 }
+
+// maxAlloc bounds the number of elements (list pairs, vector slots,
+// characters, bytes) a single primitive call creates, so that a script asking
+// for a giant object gets an error instead of exhausting the host's memory.
+const maxAlloc = 1 << 24
+
+// maxStringBytes bounds the length in bytes of a string that string-append
+// makes.
+const maxStringBytes = 1 << 26
+
+// checkSize returns the error for a size above maxAlloc.
+func checkSize(proc string, n int) error {
+	if n > maxAlloc {
+		return Errorf("%s: too large: %d elements (the limit is %d)", proc, n, maxAlloc)
+	}
+	return nil
+}
+
+// checkCancel aborts the evaluation (as the evaluator's own poll does) when
+// its context has been cancelled. Primitives that loop over data of
+// unbounded size call it every so often (see pollMask), so cancellation
+// reaches a long-running primitive too. Outside an evaluation it does
+// nothing.
+func (in *Interp) checkCancel() {
+	if th := in.th; th != nil && th.active > 0 && th.cancelled.Load() {
+		th.abortCancelled()
+	}
+}
+
+// pollMask: long primitive loops call checkCancel when i&pollMask == 0.
+const pollMask = 1<<14 - 1

@@ -58,9 +58,9 @@ func formatString(proc, f string, args []Value) (string, error) {
 			radix := map[byte]int{'d': 10, 'x': 16, 'o': 8, 'b': 2}[d|0x20]
 			if !isNumber(v) || (radix != 10 && !isExactInt(v)) {
 				if radix == 10 {
-					return "", Errorf("%s: ~%c needs a number: %s", proc, d, WriteString(v))
+					return "", Errorf("%s: ~%c needs a number: %s", proc, d, errString(v))
 				}
-				return "", Errorf("%s: ~%c needs an exact integer: %s", proc, d, WriteString(v))
+				return "", Errorf("%s: ~%c needs an exact integer: %s", proc, d, errString(v))
 			}
 			s, err := numberToString(proc, v, radix)
 			if err != nil {

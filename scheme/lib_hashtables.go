@@ -310,7 +310,7 @@ func hashTablePrimitives() []*Primitive {
 				}
 				return in.Apply(args[2], nil)
 			}
-			return nil, Errorf("hash-table-ref: no such key: %s", WriteString(args[1]))
+			return nil, Errorf("hash-table-ref: no such key: %s", errString(args[1]))
 		}
 		if len(args) == 4 {
 			if err := argProc("hash-table-ref", args[3]); err != nil {
@@ -380,7 +380,7 @@ func hashTablePrimitives() []*Primitive {
 			old, ok := h.Get(args[1])
 			if !ok {
 				if len(args) < 4 {
-					return nil, Errorf("hash-table-update!: no such key: %s", WriteString(args[1]))
+					return nil, Errorf("hash-table-update!: no such key: %s", errString(args[1]))
 				}
 				if err := argProc("hash-table-update!", args[3]); err != nil {
 					return nil, err

@@ -84,7 +84,7 @@ func jsonWrite(proc string, b *strings.Builder, v Value, depth int) error {
 	case *Pair:
 		vals, ok := ListToSlice(x)
 		if !ok {
-			return Errorf("%s: improper list has no JSON representation: %s", proc, WriteString(x))
+			return Errorf("%s: improper list has no JSON representation: %s", proc, errString(x))
 		}
 		if isJSONAlist(vals) {
 			b.WriteByte('{')
@@ -135,7 +135,7 @@ func jsonWrite(proc string, b *strings.Builder, v Value, depth int) error {
 		}
 		b.WriteByte('}')
 	default:
-		return Errorf("%s: no JSON representation for %s", proc, WriteString(v))
+		return Errorf("%s: no JSON representation for %s", proc, errString(v))
 	}
 	return nil
 }
@@ -164,7 +164,7 @@ func jsonKey(proc string, b *strings.Builder, k Value) error {
 	case int:
 		jsonQuote(b, strconv.Itoa(x))
 	default:
-		return Errorf("%s: JSON object key must be a symbol or string: %s", proc, WriteString(k))
+		return Errorf("%s: JSON object key must be a symbol or string: %s", proc, errString(k))
 	}
 	return nil
 }

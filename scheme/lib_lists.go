@@ -59,10 +59,13 @@ func memGeneric(name string, eq func(a, b Value) bool) *Primitive {
 			proc = args[2]
 		}
 		v := args[1]
-		for {
+		for i := 1; ; i++ {
 			p, ok := v.(*Pair)
 			if !ok {
 				break
+			}
+			if i&pollMask == 0 {
+				in.checkCancel()
 			}
 			if proc != nil {
 				r, err := in.Apply(proc, []Value{args[0], p.Car})
@@ -94,10 +97,13 @@ func assGeneric(name string, eq func(a, b Value) bool) *Primitive {
 			proc = args[2]
 		}
 		v := args[1]
-		for {
+		for i := 1; ; i++ {
 			p, ok := v.(*Pair)
 			if !ok {
 				break
+			}
+			if i&pollMask == 0 {
+				in.checkCancel()
 			}
 			entry, ok := p.Car.(*Pair)
 			if !ok {
@@ -317,12 +323,18 @@ func listPrimitives() []*Primitive {
 			if !ok || n < 0 {
 				return nil, WrongType("make-list", "a non-negative exact integer", args[0])
 			}
+			if err := checkSize("make-list", n); err != nil {
+				return nil, err
+			}
 			var fill Value = Void
 			if len(args) == 2 {
 				fill = args[1]
 			}
 			var l Value = Nil
 			for i := 0; i < n; i++ {
+				if i&pollMask == 0 {
+					in.checkCancel()
+				}
 				l = &Pair{Car: fill, Cdr: l}
 			}
 			return l, nil
@@ -353,10 +365,16 @@ func listPrimitives() []*Primitive {
 		prim("reverse", 1, 1, "(reverse list)", func(in *Interp, args []Value) (Value, error) {
 			var r Value = Nil
 			v := args[0]
-			for {
+			for i := 1; ; i++ {
 				p, ok := v.(*Pair)
 				if !ok {
 					break
+				}
+				if i&pollMask == 0 {
+					in.checkCancel()
+					if i > maxAlloc {
+						return nil, WrongType("reverse", "a list (it is circular or too long)", args[0])
+					}
 				}
 				r = &Pair{Car: p.Car, Cdr: r}
 				v = p.Cdr
@@ -373,9 +391,12 @@ func listPrimitives() []*Primitive {
 			}
 			v := args[0]
 			for i := 0; i < k; i++ {
+				if i&pollMask == pollMask {
+					in.checkCancel()
+				}
 				p, ok := v.(*Pair)
 				if !ok {
-					return nil, Errorf("list-tail: index out of range: %d (list too short: %s)", k, WriteString(args[0]))
+					return nil, Errorf("list-tail: index out of range: %d (list too short: %s)", k, errString(args[0]))
 				}
 				v = p.Cdr
 			}
@@ -388,9 +409,12 @@ func listPrimitives() []*Primitive {
 			}
 			v := args[0]
 			for i := 0; ; i++ {
+				if i&pollMask == pollMask {
+					in.checkCancel()
+				}
 				p, ok := v.(*Pair)
 				if !ok {
-					return nil, Errorf("list-ref: index out of range: %d (list too short: %s)", k, WriteString(args[0]))
+					return nil, Errorf("list-ref: index out of range: %d (list too short: %s)", k, errString(args[0]))
 				}
 				if i == k {
 					return p.Car, nil
@@ -405,9 +429,12 @@ func listPrimitives() []*Primitive {
 			}
 			v := args[0]
 			for i := 0; ; i++ {
+				if i&pollMask == pollMask {
+					in.checkCancel()
+				}
 				p, ok := v.(*Pair)
 				if !ok {
-					return nil, Errorf("list-set!: index out of range: %d (list too short: %s)", k, WriteString(args[0]))
+					return nil, Errorf("list-set!: index out of range: %d (list too short: %s)", k, errString(args[0]))
 				}
 				if i == k {
 					p.Car = args[2]
@@ -419,10 +446,16 @@ func listPrimitives() []*Primitive {
 		prim("list-copy", 1, 1, "(list-copy obj) copies the spine of a list (an improper tail is kept)", func(in *Interp, args []Value) (Value, error) {
 			var head, tail *Pair
 			v := args[0]
-			for {
+			for i := 1; ; i++ {
 				p, ok := v.(*Pair)
 				if !ok {
 					break
+				}
+				if i&pollMask == 0 {
+					in.checkCancel()
+					if i > maxAlloc {
+						return nil, WrongType("list-copy", "a list (it is circular or too long)", args[0])
+					}
 				}
 				c := &Pair{Car: p.Car, Cdr: Nil}
 				if tail == nil {
@@ -444,10 +477,13 @@ func listPrimitives() []*Primitive {
 			if !ok {
 				return nil, WrongType("last-pair", "a pair", args[0])
 			}
-			for {
+			for i := 1; ; i++ {
 				next, ok := p.Cdr.(*Pair)
 				if !ok {
 					return p, nil
+				}
+				if i&pollMask == 0 {
+					in.checkCancel()
 				}
 				p = next
 			}

@@ -87,6 +87,33 @@ func numSub(a, b Value) Value {
 	return bigToValue(new(big.Int).Sub(toBig(a), toBig(b)))
 }
 
+// maxBigBits bounds the size of an exact integer that * and expt make, so a
+// runaway computation gets an error instead of running for minutes or
+// exhausting memory inside one multiplication.
+const maxBigBits = 1 << 23
+
+// checkMulSize refuses a product of exact integers above maxBigBits.
+func checkMulSize(proc string, a, b Value) error {
+	x, ok1 := a.(*big.Int)
+	y, ok2 := b.(*big.Int)
+	if !ok1 && !ok2 {
+		return nil
+	}
+	bits := 64
+	if ok1 {
+		bits = x.BitLen()
+	}
+	if ok2 {
+		bits += y.BitLen()
+	} else {
+		bits += 64
+	}
+	if bits > maxBigBits {
+		return Errorf("%s: result too large: about %d bits (the limit is %d)", proc, bits, maxBigBits)
+	}
+	return nil
+}
+
 func numMul(a, b Value) Value {
 	if x, ok := a.(int); ok {
 		if y, ok := b.(int); ok {
@@ -433,7 +460,7 @@ func numExpt(proc string, base, exp Value) (Value, error) {
 						return b, nil
 					}
 				}
-				return nil, Errorf("%s: exponent too large: %s", proc, WriteString(exp))
+				return nil, Errorf("%s: exponent too large: %s", proc, errString(exp))
 			}
 			if x, ok := base.(int); ok {
 				r, ok := intPow(x, e)
@@ -441,8 +468,8 @@ func numExpt(proc string, base, exp Value) (Value, error) {
 					return r, nil
 				}
 			}
-			if e > 1<<24 {
-				return nil, Errorf("%s: exponent too large: %d", proc, e)
+			if bits := int64(toBig(base).BitLen()-1) * int64(e); bits > maxBigBits {
+				return nil, Errorf("%s: result too large: about %d bits (the limit is %d)", proc, bits, maxBigBits)
 			}
 			return bigToValue(new(big.Int).Exp(toBig(base), big.NewInt(int64(e)), nil)), nil
 		}
@@ -669,6 +696,9 @@ func numberPrimitives() []*Primitive {
 				if numKind(a) == kNone {
 					return nil, WrongType("*", "a number", a)
 				}
+				if err := checkMulSize("*", acc, a); err != nil {
+					return nil, err
+				}
 				acc = numMul(acc, a)
 			}
 			return acc, nil
@@ -848,7 +878,7 @@ func numberPrimitives() []*Primitive {
 				return nil, WrongType("sqrt", "a number", v)
 			}
 			if numSign(v) < 0 {
-				return nil, Errorf("sqrt: no real square root (complex numbers are not supported): %s", WriteString(v))
+				return nil, Errorf("sqrt: no real square root (complex numbers are not supported): %s", errString(v))
 			}
 			if isExactInt(v) {
 				s, r, _ := exactIntegerSqrt("sqrt", v)
@@ -871,6 +901,9 @@ func numberPrimitives() []*Primitive {
 		prim("square", 1, 1, "(square x)", func(in *Interp, args []Value) (Value, error) {
 			if numKind(args[0]) == kNone {
 				return nil, WrongType("square", "a number", args[0])
+			}
+			if err := checkMulSize("square", args[0], args[0]); err != nil {
+				return nil, err
 			}
 			return numMul(args[0], args[0]), nil
 		}),

@@ -204,7 +204,7 @@ func argPort(proc string, v Value, wantOutput bool) (*Port, error) {
 		return nil, WrongType(proc, "an input port", v)
 	}
 	if p.closed {
-		return nil, Errorf("%s: port is closed: %s", proc, WriteString(v))
+		return nil, Errorf("%s: port is closed: %s", proc, errString(v))
 	}
 	return p, nil
 }
@@ -224,7 +224,7 @@ func (st *libState) outPort(in *Interp, proc string, args []Value, i int) (*Port
 	v := st.out.Get(in)
 	p, ok := v.(*Port)
 	if !ok || !p.output {
-		return nil, Errorf("%s: the current output port is not an output port: %s", proc, WriteString(v))
+		return nil, Errorf("%s: the current output port is not an output port: %s", proc, errString(v))
 	}
 	return p, nil
 }
@@ -236,7 +236,7 @@ func (st *libState) inputPort(in *Interp, proc string, args []Value, i int) (*Po
 	v := st.inPort.Get(in)
 	p, ok := v.(*Port)
 	if !ok || !p.input {
-		return nil, Errorf("%s: the current input port is not an input port: %s", proc, WriteString(v))
+		return nil, Errorf("%s: the current input port is not an input port: %s", proc, errString(v))
 	}
 	return p, nil
 }

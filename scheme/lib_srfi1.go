@@ -100,7 +100,7 @@ func nth(name string, i int) *Primitive {
 		for k := 0; ; k++ {
 			p, ok := v.(*Pair)
 			if !ok {
-				return nil, Errorf("%s: list too short: %s", name, WriteString(args[0]))
+				return nil, Errorf("%s: list too short: %s", name, errString(args[0]))
 			}
 			if k == i {
 				return p.Car, nil
@@ -331,7 +331,7 @@ func srfi1Primitives() []*Primitive {
 				}
 				l, ok := ListToSlice(r)
 				if !ok {
-					return nil, Errorf("append-map: procedure returned a non-list: %s", WriteString(r))
+					return nil, Errorf("append-map: procedure returned a non-list: %s", errString(r))
 				}
 				out = append(out, l...)
 			}
@@ -383,6 +383,9 @@ func srfi1Primitives() []*Primitive {
 			if !ok || n < 0 {
 				return nil, WrongType("iota", "a non-negative exact integer", args[0])
 			}
+			if err := checkSize("iota", n); err != nil {
+				return nil, err
+			}
 			var start, step Value = 0, 1
 			if len(args) > 1 {
 				start = args[1]
@@ -408,6 +411,9 @@ func srfi1Primitives() []*Primitive {
 			if !ok || n < 0 {
 				return nil, WrongType("list-tabulate", "a non-negative exact integer", args[0])
 			}
+			if err := checkSize("list-tabulate", n); err != nil {
+				return nil, err
+			}
 			if err := argProc("list-tabulate", args[1]); err != nil {
 				return nil, err
 			}
@@ -426,10 +432,13 @@ func srfi1Primitives() []*Primitive {
 			if !ok {
 				return nil, WrongType("last", "a non-empty list", args[0])
 			}
-			for {
+			for i := 1; ; i++ {
 				next, ok := p.Cdr.(*Pair)
 				if !ok {
 					return p.Car, nil
+				}
+				if i&pollMask == 0 {
+					in.checkCancel()
 				}
 				p = next
 			}
@@ -449,7 +458,7 @@ func srfi1Primitives() []*Primitive {
 			for i := 0; i < k; i++ {
 				p, ok := v.(*Pair)
 				if !ok {
-					return nil, Errorf("take: list too short for %d elements: %s", k, WriteString(args[0]))
+					return nil, Errorf("take: list too short for %d elements: %s", k, errString(args[0]))
 				}
 				out = append(out, p.Car)
 				v = p.Cdr
@@ -465,7 +474,7 @@ func srfi1Primitives() []*Primitive {
 			for i := 0; i < k; i++ {
 				p, ok := v.(*Pair)
 				if !ok {
-					return nil, Errorf("drop: list too short to drop %d elements: %s", k, WriteString(args[0]))
+					return nil, Errorf("drop: list too short to drop %d elements: %s", k, errString(args[0]))
 				}
 				v = p.Cdr
 			}

@@ -153,6 +153,9 @@ func padPrim(name string, right bool) *Primitive {
 		if !ok || n < 0 {
 			return nil, WrongType(name, "a non-negative exact integer", args[1])
 		}
+		if err := checkSize(name, n); err != nil {
+			return nil, err
+		}
 		pad := ' '
 		if len(args) == 3 {
 			if pad, err = argChar(name, args[2]); err != nil {
@@ -199,8 +202,11 @@ func stringPrimitives() []*Primitive {
 		predPrim("string?", func(v Value) bool { _, ok := v.(*String); return ok }),
 		prim("make-string", 1, 2, "(make-string k [char])", func(in *Interp, args []Value) (Value, error) {
 			n, ok := args[0].(int)
-			if !ok || n < 0 || n > 1<<28 {
+			if !ok || n < 0 {
 				return nil, WrongType("make-string", "a non-negative exact integer", args[0])
+			}
+			if err := checkSize("make-string", n); err != nil {
+				return nil, err
 			}
 			c := ' '
 			if len(args) == 2 {
@@ -279,7 +285,7 @@ func stringPrimitives() []*Primitive {
 			if len(args) == 2 {
 				a, ok1 := args[0].(*String)
 				b, ok2 := args[1].(*String)
-				if ok1 && ok2 {
+				if ok1 && ok2 && len(a.S)+len(b.S) <= maxStringBytes {
 					return NewString(a.S + b.S), nil
 				}
 			}
@@ -290,6 +296,9 @@ func stringPrimitives() []*Primitive {
 					return nil, err
 				}
 				n += len(s.S)
+			}
+			if n > maxStringBytes {
+				return nil, Errorf("string-append: result too large: %d bytes (the limit is %d)", n, maxStringBytes)
 			}
 			var b strings.Builder
 			b.Grow(n)
@@ -454,7 +463,7 @@ func stringPrimitives() []*Primitive {
 				}
 				c, ok := r.(Char)
 				if !ok {
-					return nil, Errorf("string-map: procedure returned a non-character: %s", WriteString(r))
+					return nil, Errorf("string-map: procedure returned a non-character: %s", errString(r))
 				}
 				b.WriteRune(rune(c))
 			}

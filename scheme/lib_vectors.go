@@ -32,8 +32,11 @@ func vectorPrimitives() []*Primitive {
 		}),
 		prim("make-vector", 1, 2, "(make-vector k [fill])", func(in *Interp, args []Value) (Value, error) {
 			n, ok := args[0].(int)
-			if !ok || n < 0 || n > 1<<28 {
+			if !ok || n < 0 {
 				return nil, WrongType("make-vector", "a non-negative exact integer", args[0])
+			}
+			if err := checkSize("make-vector", n); err != nil {
+				return nil, err
 			}
 			var fill Value = Void
 			if len(args) == 2 {
@@ -154,6 +157,9 @@ func vectorPrimitives() []*Primitive {
 				if err != nil {
 					return nil, err
 				}
+				if err := checkSize("vector-append", len(items)+len(v.Items)); err != nil {
+					return nil, err
+				}
 				items = append(items, v.Items...)
 			}
 			return &Vector{Items: items}, nil
@@ -164,8 +170,11 @@ func vectorPrimitives() []*Primitive {
 				return nil, err
 			}
 			n, ok := args[1].(int)
-			if !ok || n < len(v.Items) || n > 1<<28 {
+			if !ok || n < len(v.Items) {
 				return nil, WrongType("vector-grow", "a size at least the vector's length", args[1])
+			}
+			if err := checkSize("vector-grow", n); err != nil {
+				return nil, err
 			}
 			items := make([]Value, n)
 			copy(items, v.Items)
@@ -253,8 +262,11 @@ func bytevectorPrimitives() []*Primitive {
 		}),
 		prim("make-bytevector", 1, 2, "(make-bytevector k [byte])", func(in *Interp, args []Value) (Value, error) {
 			n, ok := args[0].(int)
-			if !ok || n < 0 || n > 1<<30 {
+			if !ok || n < 0 {
 				return nil, WrongType("make-bytevector", "a non-negative exact integer", args[0])
+			}
+			if err := checkSize("make-bytevector", n); err != nil {
+				return nil, err
 			}
 			var fill byte
 			if len(args) == 2 {

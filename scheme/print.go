@@ -53,12 +53,44 @@ func DisplayString(v Value) string {
 const printDepthLimit = 10000
 
 func printValue(b *strings.Builder, v Value, write bool) {
-	printValueDepth(b, v, write, 0)
+	printValueDepth(&printer{Builder: b}, v, write, 0)
 }
 
-func printValueDepth(b *strings.Builder, v Value, write bool, depth int) {
+// printer is the output of printValueDepth; with max > 0 printing stops
+// soon after max bytes (the caller truncates).
+type printer struct {
+	*strings.Builder
+	max int
+}
+
+func (b *printer) full() bool { return b.max > 0 && b.Len() > b.max }
+
+// errMaxLen bounds a value shown in an error message.
+const errMaxLen = 300
+
+// errString is the written representation of v for an error message: cut
+// to about errMaxLen bytes (ending in "..."), so that a huge or circular
+// list makes a short message quickly.
+func errString(v Value) string {
+	var sb strings.Builder
+	printValueDepth(&printer{Builder: &sb, max: errMaxLen}, v, true, 0)
+	s := sb.String()
+	if len(s) > errMaxLen {
+		cut := errMaxLen
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
+}
+
+func printValueDepth(b *printer, v Value, write bool, depth int) {
 	if depth > printDepthLimit {
 		b.WriteString("...")
+		return
+	}
+	if b.full() {
 		return
 	}
 	switch x := v.(type) {
@@ -85,7 +117,7 @@ func printValueDepth(b *strings.Builder, v Value, write bool, depth int) {
 		}
 	case *String:
 		if write {
-			writeStringLitTo(b, x.S)
+			writeStringLitTo(b.Builder, x.S)
 		} else {
 			b.WriteString(x.S)
 		}
@@ -102,6 +134,9 @@ func printValueDepth(b *strings.Builder, v Value, write bool, depth int) {
 	case *Vector:
 		b.WriteString("#(")
 		for i, e := range x.Items {
+			if b.full() {
+				break
+			}
 			if i > 0 {
 				b.WriteByte(' ')
 			}
@@ -172,7 +207,7 @@ var quoteAbbrev = map[Symbol]string{
 	"unquote-splicing": ",@",
 }
 
-func printList(b *strings.Builder, p *Pair, write bool, depth int) {
+func printList(b *printer, p *Pair, write bool, depth int) {
 	if s, ok := p.Car.(Symbol); ok {
 		if abbr, ok := quoteAbbrev[s]; ok {
 			if rest, ok := p.Cdr.(*Pair); ok {
@@ -194,7 +229,7 @@ func printList(b *strings.Builder, p *Pair, write bool, depth int) {
 				b.WriteByte(' ')
 			}
 			first = false
-			if n > 1<<24 {
+			if n > 1<<24 || b.full() {
 				b.WriteString("...)")
 				return
 			}

@@ -434,7 +434,7 @@ func (r *Reader) hash(p Pos) Value {
 			for i, it := range items {
 				n, ok := it.(int)
 				if !ok || n < 0 || n > 255 {
-					r.fail(p, "bytevector element is not a byte: %s", WriteString(it))
+					r.fail(p, "bytevector element is not a byte: %s", errString(it))
 				}
 				bv.B[i] = byte(n)
 			}

@@ -92,18 +92,25 @@ func List(vals ...Value) Value {
 }
 
 // ListToSlice returns the elements of a proper list; ok is false for an
-// improper or circular-looking (longer than 1<<26) list.
+// improper, circular or too long (more than 1<<24 elements) list.
 func ListToSlice(v Value) (out []Value, ok bool) {
+	slow := v
 	for n := 0; ; n++ {
 		switch p := v.(type) {
 		case EmptyList:
 			return out, true
 		case *Pair:
-			if n > 1<<26 {
-				return out, false
+			if n > maxAlloc {
+				return nil, false
 			}
 			out = append(out, p.Car)
 			v = p.Cdr
+			if n&1 == 1 {
+				slow = slow.(*Pair).Cdr
+				if slow == v {
+					return nil, false // circular
+				}
+			}
 		default:
 			return out, false
 		}
@@ -158,7 +165,7 @@ type ErrorObject struct {
 func (e *ErrorObject) Error() string {
 	s := e.Message
 	for _, irr := range e.Irritants {
-		s += " " + WriteString(irr)
+		s += " " + errString(irr)
 	}
 	return s
 }
@@ -175,7 +182,7 @@ func Errorf(format string, args ...any) *ErrorObject {
 
 // WrongType makes the standard argument error, e.g. "car: not a pair: 5".
 func WrongType(proc, what string, got Value) *ErrorObject {
-	return &ErrorObject{Message: fmt.Sprintf("%s: not %s: %s", proc, what, WriteString(got))}
+	return &ErrorObject{Message: fmt.Sprintf("%s: not %s: %s", proc, what, errString(got))}
 }
 
 // bigToValue normalises a big integer: an int when it fits.
