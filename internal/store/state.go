@@ -30,9 +30,11 @@ type SessionState struct {
 	Updated time.Time `json:"updated"`
 	Status  string    `json:"status"` // "running", "finished", "failed", "budget", "interrupted"; "unreadable" in ListSessions for a state file that does not parse
 
-	Messages  json.RawMessage `json:"messages,omitempty"` // the conversation, opaque to the store
-	ToolCalls int             `json:"tool_calls"`
-	Usage     map[string]int  `json:"usage,omitempty"`
+	ToolCalls int            `json:"tool_calls"`
+	Usage     map[string]int `json:"usage,omitempty"`
+
+	// Messages come last in the file, so ListSessions stops reading there.
+	Messages json.RawMessage `json:"messages,omitempty"` // the conversation, opaque to the store
 }
 
 // Store is nodwyn's data directory.
@@ -128,10 +130,50 @@ func (s *Store) LoadState(id string) (*SessionState, error) {
 	return &st, nil
 }
 
-// skipJSON reads a JSON value and keeps nothing.
-type skipJSON struct{}
-
-func (*skipJSON) UnmarshalJSON([]byte) error { return nil }
+// readSummary reads a state file without its messages. SaveState writes
+// them last, so the reading stops where they begin and a long conversation
+// is never read; a file that has fields after them (an older layout) has
+// its messages read and dropped.
+func readSummary(path string) (SessionState, error) {
+	var st SessionState
+	f, err := os.Open(path)
+	if err != nil {
+		return st, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return st, fmt.Errorf("%s: not a JSON object", path)
+	}
+	fields := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return st, err
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if key == "messages" {
+			if _, ok := fields["tool_calls"]; ok {
+				break // the current layout: nothing after them
+			}
+			if err := dec.Decode(&raw); err != nil {
+				return st, err
+			}
+			continue
+		}
+		if err := dec.Decode(&raw); err != nil {
+			return st, err
+		}
+		fields[key] = raw
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return st, err
+	}
+	err = json.Unmarshal(b, &st)
+	return st, err
+}
 
 // ListSessions returns the saved sessions, newest first, without their
 // Messages. A directory without a state file is left out; one whose state
@@ -149,15 +191,11 @@ func (s *Store) ListSessions() ([]SessionState, error) {
 		if !e.IsDir() || !ValidID(e.Name()) {
 			continue
 		}
-		b, err := os.ReadFile(s.StatePath(e.Name()))
-		if err != nil {
+		v, err := readSummary(s.StatePath(e.Name()))
+		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		var v struct {
-			SessionState
-			Messages skipJSON `json:"messages"`
-		}
-		if err := json.Unmarshal(b, &v); err != nil {
+		if err != nil {
 			st := SessionState{ID: e.Name(), Status: "unreadable"}
 			if fi, err := e.Info(); err == nil {
 				st.Updated = fi.ModTime()
@@ -168,7 +206,7 @@ func (s *Store) ListSessions() ([]SessionState, error) {
 		if v.ID == "" {
 			v.ID = e.Name()
 		}
-		out = append(out, v.SessionState)
+		out = append(out, v)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].Created.Equal(out[j].Created) {

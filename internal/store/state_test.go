@@ -258,3 +258,42 @@ func BenchmarkSaveState(b *testing.B) {
 		}
 	}
 }
+
+// ListSessions stops reading a state file where its messages begin, so a
+// thousand long sessions list in a moment. The file below has its messages
+// cut short: a reader of the whole file could not list it. A file in the
+// older layout (fields after the messages) is still listed whole.
+func TestListSessionsDoesNotReadTheMessages(t *testing.T) {
+	s := openStore(t)
+	st := sampleState("20261202-100000-aaaaaa")
+	st.Messages = json.RawMessage(`[{"role":"user","content":"` + strings.Repeat("x", 1<<20) + `"}]`)
+	if err := s.SaveState(st); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(s.StatePath(st.ID))
+	os.WriteFile(s.StatePath(st.ID), b[:len(b)/2], 0o600)
+	os.MkdirAll(s.SessionDir("older"), 0o700)
+	os.WriteFile(s.StatePath("older"), []byte(`{"id":"older","status":"finished","messages":[{"role":"user","content":"hi"}],"tool_calls":4,"usage":{"input":9}}`), 0o600)
+	list, err := s.ListSessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 {
+		t.Fatalf("%+v", list)
+	}
+	for _, got := range list {
+		switch got.ID {
+		case st.ID:
+			if got.Status != "finished" || got.ToolCalls != 7 || got.Instruction != "fix the bug" || got.Messages != nil {
+				t.Errorf("listed %+v", got)
+			}
+		case "older":
+			if got.Status != "finished" || got.ToolCalls != 4 || got.Usage["input"] != 9 || got.Messages != nil {
+				t.Errorf("listed %+v", got)
+			}
+		}
+	}
+	if full, err := s.LoadState("older"); err != nil || string(full.Messages) != `[{"role":"user","content":"hi"}]` {
+		t.Errorf("LoadState: %+v %v", full, err)
+	}
+}
