@@ -32,24 +32,85 @@ type secretPattern struct {
 	check bool     // the secret must look random (entropy)
 	lower bool     // matched against the text with ASCII letters lowered
 	hints []string // one of these must be in the text (lowered if lower)
+	// window, when set, gives for a hint found at h the stretch of the
+	// text every match through that hint lies in (ok false: none can).
+	// The regexp then runs on those stretches only, not on the whole
+	// text: the same matches, found many times faster in a long result
+	// where the hint is a common word (key, token).
+	window func(t string, h int, hint string) (lo, hi int, ok bool)
 }
 
 var secretPatterns = []secretPattern{
 	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`), hints: []string{"PRIVATE KEY"}},
-	{kind: "aws-access-key", re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), hints: []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}},
-	{kind: "aws-secret-key", re: regexp.MustCompile(`aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([a-z0-9/+=]{40})\b`), group: 1, lower: true, hints: []string{"secret"}},
-	{kind: "github-token", re: regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`), hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
-	{kind: "github-token", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`), hints: []string{"github_pat_"}},
-	{kind: "gitlab-token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`), hints: []string{"glpat-"}},
-	{kind: "slack-token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), hints: []string{"xox"}},
-	{kind: "anthropic-key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-ant-"}},
-	{kind: "openai-key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-"}},
-	{kind: "google-api-key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), hints: []string{"AIza"}},
-	{kind: "huggingface-token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), hints: []string{"hf_"}},
-	{kind: "npm-token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), hints: []string{"npm_"}},
+	{kind: "aws-access-key", re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), hints: []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}, window: prefixWindow("")},
+	{kind: "aws-secret-key", re: regexp.MustCompile(`aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([a-z0-9/+=]{40})\b`), group: 1, lower: true, hints: []string{"secret"}, window: assignmentWindow(4)},
+	{kind: "github-token", re: regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`), hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, window: prefixWindow("")},
+	{kind: "github-token", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`), hints: []string{"github_pat_"}, window: prefixWindow("_")},
+	{kind: "gitlab-token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`), hints: []string{"glpat-"}, window: prefixWindow("_-")},
+	{kind: "slack-token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), hints: []string{"xox"}, window: prefixWindow("-")},
+	{kind: "anthropic-key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-ant-"}, window: prefixWindow("_-")},
+	{kind: "openai-key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-"}, window: prefixWindow("_-")},
+	{kind: "google-api-key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), hints: []string{"AIza"}, window: prefixWindow("_-")},
+	{kind: "huggingface-token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), hints: []string{"hf_"}, window: prefixWindow("")},
+	{kind: "npm-token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), hints: []string{"npm_"}, window: prefixWindow("")},
 	{kind: "secret-assignment", re: regexp.MustCompile(`(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credential)[a-z0-9_.\-]*["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.=~]{16,})`), group: 1, check: true, lower: true,
-		hints: []string{"key", "secret", "token", "passw", "credential"}},
+		hints: []string{"key", "secret", "token", "passw", "credential"}, window: assignmentWindow(8)},
 }
+
+// assignmentWindow is the secret-assignment pattern's window: the keyword
+// starts at most 8 bytes before its hint (private_key), then come
+// [a-z0-9_.-]*, a quote, spaces, ":" or "=", spaces, a quote and the
+// value. Without the ":" or "=" no match goes through this hint.
+func assignmentWindow(back int) func(t string, h int, hint string) (int, int, bool) {
+	return func(t string, h int, hint string) (int, int, bool) {
+		lo, hi, ok := assignmentSpan(t, h, hint)
+		return max(0, lo-back), min(len(t), hi+1), ok
+	}
+}
+
+func assignmentSpan(t string, h int, hint string) (int, int, bool) {
+	i := h + len(hint)
+	for i < len(t) && (isLowerAlnum(t[i]) || t[i] == '_' || t[i] == '.' || t[i] == '-') {
+		i++
+	}
+	if i < len(t) && (t[i] == '"' || t[i] == '\'') {
+		i++
+	}
+	for i < len(t) && isRESpace(t[i]) {
+		i++
+	}
+	if i >= len(t) || (t[i] != ':' && t[i] != '=') {
+		return 0, 0, false
+	}
+	i++
+	for i < len(t) && isRESpace(t[i]) {
+		i++
+	}
+	if i < len(t) && (t[i] == '"' || t[i] == '\'') {
+		i++
+	}
+	for i < len(t) && (isLowerAlnum(t[i]) || strings.IndexByte("+/_-.=~", t[i]) >= 0) {
+		i++
+	}
+	return h, i, true
+}
+
+// prefixWindow is the window of a token that starts with its hint and
+// goes on in the given characters: one byte either side, for \b.
+func prefixWindow(class string) func(t string, h int, hint string) (int, int, bool) {
+	return func(t string, h int, hint string) (int, int, bool) {
+		i := h + len(hint)
+		for i < len(t) && (isAlnum(t[i]) || strings.IndexByte(class, t[i]) >= 0) {
+			i++
+		}
+		return max(0, h-1), min(len(t), i+1), true
+	}
+}
+
+func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+
+// isRESpace is RE2's \s: tab, newline, form feed, carriage return, space.
+func isRESpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 
 // asciiLower lowers ASCII letters only, so byte offsets stay the same.
 func asciiLower(s string) string {
@@ -83,7 +144,51 @@ func (p *secretPattern) matches(s, lowered string) [][]int {
 	if !found {
 		return nil
 	}
-	return p.re.FindAllStringSubmatchIndex(t, -1)
+	if p.window == nil {
+		return p.re.FindAllStringSubmatchIndex(t, -1)
+	}
+	// The stretches around each hint that can hold a match, merged where
+	// they overlap; a match found in one is a match in the text, and
+	// every match in the text lies in one.
+	var spans [][2]int
+	for _, h := range p.hints {
+		for from := 0; ; {
+			j := strings.Index(t[from:], h)
+			if j < 0 {
+				break
+			}
+			j += from
+			from = j + 1
+			if lo, hi, ok := p.window(t, j, h); ok {
+				spans = append(spans, [2]int{lo, hi})
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return nil
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if sp[0] <= last[1] {
+			last[1] = max(last[1], sp[1])
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	var out [][]int
+	for _, sp := range merged {
+		for _, m := range p.re.FindAllStringSubmatchIndex(t[sp[0]:sp[1]], -1) {
+			for k := range m {
+				if m[k] >= 0 {
+					m[k] += sp[0]
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // NewContentScan returns a scanner that also knows the given exact secret
@@ -178,9 +283,10 @@ func (c *ContentScan) Redact(s string) string {
 			s = strings.ReplaceAll(s, e.value, "[REDACTED:"+e.kind+"]")
 		}
 	}
+	lowered := asciiLower(s)
 	for i := range secretPatterns {
 		p := &secretPatterns[i]
-		ms := p.matches(s, asciiLower(s))
+		ms := p.matches(s, lowered)
 		if len(ms) == 0 {
 			continue
 		}
@@ -195,8 +301,12 @@ func (c *ContentScan) Redact(s string) string {
 			b.WriteString("[REDACTED:" + p.kind + "]")
 			last = hi
 		}
+		if last == 0 {
+			continue // every match looked like a word, not a secret
+		}
 		b.WriteString(s[last:])
 		s = b.String()
+		lowered = asciiLower(s)
 	}
 	return s
 }
