@@ -377,3 +377,33 @@ func TestCancellationInsidePrimitive(t *testing.T) {
 		}
 	}
 }
+
+// A deep stack is shown as its innermost and outermost frames with the
+// number of frames left out between them; the counts add up.
+func TestTraceOfDeepStack(t *testing.T) {
+	in := scheme.New()
+	_, err := in.Eval(context.Background(), `
+(define (f n) (+ 1 (g n)))
+(define (g n) (* 1 (f n)))
+(f 1)`, "deep.scm")
+	var se *scheme.Error
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v", err)
+	}
+	total, omitted := 0, 0
+	for _, f := range se.Stack {
+		if f.Proc == "..." {
+			omitted += f.Repeat
+			total += f.Repeat
+			continue
+		}
+		total += 1 + f.Repeat
+	}
+	// the failing call, DefaultMaxDepth frames of f and g, and top-level
+	if want := scheme.DefaultMaxDepth + 1; total != want && total != want+1 {
+		t.Errorf("frames add up to %d, want about %d", total, want)
+	}
+	if omitted == 0 || !strings.Contains(se.Trace(), fmt.Sprintf("\n  ... %d more frames\n", omitted)) {
+		t.Errorf("trace:\n%s", se.Trace())
+	}
+}

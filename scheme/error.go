@@ -34,6 +34,8 @@ type Frame struct {
 	Pos  Pos
 	Proc string
 	// Repeat counts identical frames folded into this one (deep recursion).
+	// A frame with Proc "..." and no position stands for Repeat frames
+	// left out of a deep stack.
 	Repeat int
 }
 
@@ -52,6 +54,10 @@ func (e *Error) Trace() string {
 	var b strings.Builder
 	b.WriteString(e.Error())
 	for _, f := range e.Stack {
+		if f.Proc == "..." && f.Pos.IsZero() {
+			fmt.Fprintf(&b, "\n  ... %d more frames", f.Repeat)
+			continue
+		}
 		fmt.Fprintf(&b, "\n  at %s (%s)", f.Pos, f.Proc)
 		if f.Repeat > 0 {
 			fmt.Fprintf(&b, " [repeated %d more times]", f.Repeat)

@@ -511,15 +511,17 @@ func (th *thread) snapshot(pos *Pos, name string) []Frame {
 	if low < 0 {
 		low = 0
 	}
-	for i := n - 1; i >= low && len(out) < maxTrace; i-- {
+	i := n - 1
+	for ; i >= low && len(out) < maxTrace; i-- {
 		frame(i)
 	}
-	if low > 0 {
-		if low > 10 {
-			out = append(out, Frame{Proc: "...", Repeat: low - 10})
-			low = 10
+	// frames i, i-1, ... 0 are left: show the outermost 10
+	if rest := i + 1; rest > 0 {
+		if rest > 10 {
+			out = append(out, Frame{Proc: "...", Repeat: rest - 10})
+			rest = 10
 		}
-		for i := low - 1; i >= 0; i-- {
+		for i := rest - 1; i >= 0; i-- {
 			frame(i)
 		}
 	}
