@@ -995,6 +995,10 @@ func globReaches(pat, dir []string) bool {
 		return false
 	}
 	ok, err := filepath.Match(pat[0], dir[0])
+	if err == nil && !ok {
+		// nocaseglob, or a case-insensitive file system
+		ok, _ = filepath.Match(strings.ToLower(pat[0]), strings.ToLower(dir[0]))
+	}
 	if err != nil || !ok {
 		// "*" matches a dotted name here too: dotglob may be set.
 		if !(strings.HasPrefix(dir[0], ".") && dotMatch(pat[0], dir[0])) {

@@ -128,7 +128,7 @@ func (d *PathDenylist) deniedDirPhys(p, phys string) (bool, string) {
 		return false, ""
 	}
 	for _, dir := range d.Dirs {
-		if within(lex, dir) || within(phys, dir) {
+		if withinFold(lex, dir) || withinFold(phys, dir) {
 			return true, dir
 		}
 	}
@@ -142,7 +142,7 @@ func (d *PathDenylist) ancestorOfDenied(p, phys string) (bool, string) {
 	lex := filepath.Clean(p)
 	for _, dir := range d.Dirs {
 		for _, q := range []string{lex, phys} {
-			if q != dir && within(dir, q) {
+			if !strings.EqualFold(q, dir) && withinFold(dir, q) {
 				return true, dir
 			}
 		}

@@ -195,3 +195,19 @@ func TestFindAndGrepMayStartAboveADeniedDirectoryAndSkipIt(t *testing.T) {
 		t.Error("fs-find would not skip ~/.ssh/known_hosts")
 	}
 }
+
+func TestDenylistIgnoresLetterCaseInTheProtectedDirectories(t *testing.T) {
+	e := newTestEnv(t)
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, p := range []string{
+			filepath.Join(e.Home, ".SSH", "id_rsa"),
+			filepath.Join(e.Home, ".Aws", "config"),
+			filepath.Join(strings.ToUpper(e.Config), "config.toml"),
+		} {
+			if d := g.Check(file("fs-read", p)); d.Verdict != Refuse {
+				t.Errorf("sandbox=%v fs-read %s: got %v (%s)", sandbox, p, d.Verdict, d.Reason)
+			}
+		}
+	}
+}

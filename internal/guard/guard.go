@@ -26,7 +26,8 @@
 // copies and searches of a directory that holds a denied one ("/", the
 // home directory) are refused in both modes. Only the session's home
 // directory's credential directories are denied, not other users'.
-// Paths are compared byte for byte (no case folding).
+// The denied directories are matched without regard to letter case (a
+// case-insensitive file system, nocaseglob); other paths byte for byte.
 package guard
 
 import (
@@ -338,6 +339,14 @@ func within(p, dir string) bool {
 		return strings.HasPrefix(p, "/")
 	}
 	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// withinFold is within without regard to letter case: a denied directory
+// is denied however its name is spelt, since a case-insensitive file
+// system (macOS's by default) or bash's nocaseglob reaches ~/.ssh as
+// ~/.SSH.
+func withinFold(p, dir string) bool {
+	return within(p, dir) || within(strings.ToLower(p), strings.ToLower(dir))
 }
 
 // physical resolves an absolute path as the system reaches it: symbolic
