@@ -76,14 +76,15 @@ func Eqv(a, b Value) bool {
 }
 
 // Equal implements equal?: structural equality of pairs, vectors, strings
-// and bytevectors, eqv? otherwise.
-func Equal(a, b Value) bool { return equalDepth(a, b, 0) }
-
-const maxEqualDepth = 100000
-
-func equalDepth(a, b Value, depth int) bool {
-	for n := 0; ; n++ {
-		if depth > maxEqualDepth || n > 1<<26 {
+// and bytevectors, eqv? otherwise. It walks with an explicit stack, so
+// structures nested deeper than the Go stack could hold compare correctly;
+// circular structures that are not eq? compare unequal after maxEqualSteps.
+func Equal(a, b Value) bool {
+	type todo struct{ a, b Value }
+	var buf [16]todo
+	stack := buf[:0]
+	for steps := 0; ; steps++ {
+		if steps > maxEqualSteps {
 			return false
 		}
 		switch x := a.(type) {
@@ -92,35 +93,47 @@ func equalDepth(a, b Value, depth int) bool {
 			if !ok {
 				return false
 			}
-			if x == y {
-				return true
+			if x != y {
+				stack = append(stack, todo{x.Cdr, y.Cdr})
+				a, b = x.Car, y.Car
+				continue
 			}
-			if !equalDepth(x.Car, y.Car, depth+1) {
-				return false
-			}
-			a, b = x.Cdr, y.Cdr
-			continue
 		case *String:
 			y, ok := b.(*String)
-			return ok && x.S == y.S
+			if !ok || x.S != y.S {
+				return false
+			}
 		case *Vector:
 			y, ok := b.(*Vector)
 			if !ok || len(x.Items) != len(y.Items) {
 				return false
 			}
-			for i := range x.Items {
-				if !equalDepth(x.Items[i], y.Items[i], depth+1) {
-					return false
+			if x != y {
+				for i := len(x.Items) - 1; i >= 0; i-- {
+					stack = append(stack, todo{x.Items[i], y.Items[i]})
 				}
 			}
-			return true
 		case *Bytevector:
 			y, ok := b.(*Bytevector)
-			return ok && string(x.B) == string(y.B)
+			if !ok || string(x.B) != string(y.B) {
+				return false
+			}
+		default:
+			if !Eqv(a, b) {
+				return false
+			}
 		}
-		return Eqv(a, b)
+		n := len(stack)
+		if n == 0 {
+			return true
+		}
+		a, b = stack[n-1].a, stack[n-1].b
+		stack = stack[:n-1]
 	}
 }
+
+// maxEqualSteps bounds the work of one equal? (circular structures).
+const maxEqualSteps = 1 << 27
 
 // IsProcedure reports whether v can be called.
 func IsProcedure(v Value) bool {

@@ -30,3 +30,11 @@
 (list->vector circ) ; ### "list->vector"
 (vector-ref (vector circ) 5) ; ### "vector-ref: index out of range: 5"
 (error "bad" circ) ; ### "^bad \(1 2 3 .*\.\.\.$"
+---
+; equal? on structures nested deeper than any recursion limit
+(define (deep n) (let loop ((i 0) (acc '())) (if (= i n) acc (loop (+ i 1) (list acc (vector i "s"))))))
+(assert-true (equal? (deep 300000) (deep 300000)))
+(assert-false (equal? (deep 300000) (deep 299999)))
+(assert-true (equal? (list 1 (vector 2 "x" #u8(1)) 3 . (4)) (list 1 (vector 2 "x" #u8(1)) 3 4)))
+(assert-false (equal? (vector 1 2) (vector 1 3)))
+(assert-false (equal? '(1 2 . 3) '(1 2 . 4)))
