@@ -2,12 +2,15 @@ package guard
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -61,12 +64,14 @@ type analyzer struct {
 	oldpwd  string // the directory before the last cd, or ""
 	dirs    []string
 	aliases map[string]string // a link made earlier in the line → its target
-	depth   int
-	visited map[*syntax.Stmt]bool
-	inFunc  map[string]int
-	lstats  lstatCache
-	loops   int               // loop bodies walked so far
-	vfiles  map[string]string // files the line writes, with what it writes
+	// linkRoots caches linkOut by directory.
+	linkRoots map[string][2]string
+	depth     int
+	visited   map[*syntax.Stmt]bool
+	inFunc    map[string]int
+	lstats    lstatCache
+	loops     int               // loop bodies walked so far
+	vfiles    map[string]string // files the line writes, with what it writes
 	// denyOnly > 0 while walking a script file: only refusals count.
 	denyOnly int
 
@@ -850,6 +855,10 @@ func (an *analyzer) judgeAbs(p, raw string, ro role) {
 				an.find(Refuse, fmt.Sprintf("the line copies, lists or searches %s recursively, and it holds %s, a directory nodwyn keeps off limits because it holds credentials; nobody can approve that, so it was refused and nothing of it ran; name the files or directories you need instead", filepath.Clean(p), dir))
 				return
 			}
+			if link, dir := an.linkOut(phys); link != "" {
+				an.find(Refuse, fmt.Sprintf("the line copies, lists or searches %s recursively, and the link %s in it leads to %s, which nodwyn keeps off limits because it holds credentials (a program that follows links would read it); nobody can approve that, so it was refused and nothing of it ran; name the files or directories you need instead, or remove the link", filepath.Clean(p), link, dir))
+				return
+			}
 		}
 	}
 	if ro == roleMention || an.t.Sandbox || an.denyOnly > 0 {
@@ -1040,4 +1049,53 @@ func (an *analyzer) promptExpansions(f *syntax.File) {
 		}
 		return true
 	})
+}
+
+// linkOut looks, within a bound, for a symbolic link inside the directory
+// root that leads into a denied directory or to one that holds it (a
+// repository can carry a link such as docs -> ../../.ssh, and zip, cp -L,
+// tar -h, grep -R, rsync -L and find -L follow it). It returns the link
+// and the directory, or "".
+func (an *analyzer) linkOut(root string) (string, string) {
+	const maxEntries = 4000
+	if an.linkRoots == nil {
+		an.linkRoots = map[string][2]string{}
+	}
+	if r, ok := an.linkRoots[root]; ok {
+		return r[0], r[1]
+	}
+	var found [2]string
+	if fi, err := os.Stat(root); err == nil && fi.IsDir() {
+		n := 0
+		stop := errors.New("stop")
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if n++; n > maxEntries || an.abort.Load() || (n%256 == 0 && time.Now().After(an.deadline)) {
+				return stop
+			}
+			if d.Type()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			// A relative link that does not climb (libx.so -> libx.so.1)
+			// stays in the tree, whose other links are looked at in turn.
+			if t, err := os.Readlink(p); err != nil || (!filepath.IsAbs(t) && !slices.Contains(strings.Split(t, "/"), "..")) {
+				return nil
+			}
+			target := an.phys(p)
+			dl := an.t.Denylist
+			if ok, dir := dl.deniedDirPhys(target, target); ok {
+				found = [2]string{p, dir}
+				return stop
+			}
+			if ok, dir := dl.ancestorOfDenied(target, target); ok {
+				found = [2]string{p, dir}
+				return stop
+			}
+			return nil
+		})
+	}
+	an.linkRoots[root] = found
+	return found[0], found[1]
 }
