@@ -106,3 +106,14 @@
 (odd? 1.5) ; ### "odd\?: not an integer: 1.5"
 ---
 (expt 0 -1) ; ### "expt: division by zero"
+---
+; the reader and string->number accept the same number syntax
+(define (agree? s)
+  (let ((a (string->number s))
+        (b (guard (e (#t 'error)) (read (open-input-string s)))))
+    (or (and (number? b) (eqv? a b)) (and (not a) (not (number? b))))))
+(for-each (lambda (s) (assert-equal (list s #t) (list s (agree? s))))
+  '("1" "-1" "+1" "1." ".5" "1e3" "1e" "1/2" "4/2" "1/0" "#x1/2" "#xff" "#b101"
+    "#e1.5" "#i1" "#x-ff" "1e400" "+" "-" "..." "12345678901234567890"
+    "#xffffffffffffffffff" "+inf.0" "-nan.0" "1.5/2" "2/1.5" "1/-2"))
+
