@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -539,6 +540,9 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 		an.operands(args, roleWrite)
 		an.find(Confirm, base+" destroys what is on its target; a person is asked")
 		return ""
+	}
+	if what := credentialPrinter(base, args); what != "" {
+		an.find(Refuse, fmt.Sprintf("%s prints %s, which nodwyn keeps off limits; nobody can approve that, so it was refused and nothing of it ran; do the task without it", base, what))
 	}
 	if networkTools[base] || (base == "rsync" && hasRemote(args)) {
 		return an.network(base, args)
@@ -1772,4 +1776,53 @@ func (an *analyzer) network(base string, args []string) string {
 	}
 	an.operands(args, roleOperand)
 	return markUnknown
+}
+
+// credentialPrinter reports what a command prints from a protected
+// directory without naming it: the secret keys in ~/.gnupg, the keys in
+// ~/.aws, the cluster credentials in ~/.kube, a cloud CLI's access token.
+func credentialPrinter(base string, args []string) string {
+	words := func() []string {
+		var w []string
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") {
+				w = append(w, a)
+			}
+		}
+		return w
+	}
+	seq := func(want ...string) bool {
+		w := words()
+		for i := 0; i+len(want) <= len(w); i++ {
+			if slices.Equal(w[i:i+len(want)], want) {
+				return true
+			}
+		}
+		return false
+	}
+	switch base {
+	case "gpg", "gpg2":
+		for _, a := range args {
+			if strings.HasPrefix(a, "--export-secret-") || a == "--export-ssh-key" {
+				return "the secret keys in ~/.gnupg"
+			}
+		}
+	case "aws":
+		if seq("configure", "get") || seq("configure", "export-credentials") {
+			return "the keys in ~/.aws"
+		}
+	case "kubectl", "oc":
+		if seq("config", "view") && (hasAny(args, "--raw", "--flatten") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--raw=") })) {
+			return "the cluster credentials in ~/.kube"
+		}
+	case "gcloud":
+		if seq("print-access-token") || seq("print-identity-token") || seq("config", "config-helper") {
+			return "an access token made from the credentials in ~/.config/gcloud"
+		}
+	case "az":
+		if seq("get-access-token") {
+			return "an access token made from the credentials in ~/.azure"
+		}
+	}
+	return ""
 }
