@@ -787,6 +787,23 @@ func (an *analyzer) judge(v string, ro role) {
 		}
 		return
 	}
+	// An absolute path inside a word after ":", "=", "," or "@"
+	// (src:dst, input=/x, @file, --mount source=/x) is judged against
+	// the denylist too.
+	if strings.ContainsAny(clean, ":=,@") {
+		if j := strings.IndexAny(clean, ":,"); j > 0 && clean[0] == '/' {
+			an.judge(clean[:j], roleMention) // /src:/dst
+		}
+		for i := 0; i+1 < len(clean); i++ {
+			if strings.IndexByte(":=,@", clean[i]) >= 0 && clean[i+1] == '/' && (i+2 >= len(clean) || clean[i+2] != '/') {
+				part := clean[i+1:]
+				if j := strings.IndexAny(part, ":,"); j >= 0 {
+					part = part[:j]
+				}
+				an.judge(part, roleMention)
+			}
+		}
+	}
 	if i := strings.Index(clean, "://"); i > 0 {
 		if p, ok := strings.CutPrefix(clean, "file://"); ok {
 			an.judge(p, ro)
