@@ -252,8 +252,22 @@ func TestNoPanicFromPrimitive(t *testing.T) {
 		var s []int
 		return s[len(args)+3], nil // index out of range: panics
 	}))
-	_, err := in.Eval(context.Background(), "(boom)", "t.scm")
-	if err == nil || !strings.Contains(err.Error(), "internal error") {
+	_, err := in.Eval(context.Background(), "(+ 1\n   (boom))", "t.scm")
+	// the error names the procedure and the call's position, without a Go
+	// stack dump in the message
+	if err == nil || err.Error() != "t.scm:2:4: boom: internal error: runtime error: index out of range [3] with length 0" {
+		t.Errorf("err = %v", err)
+	}
+	// and a script can catch it
+	if v := eval(t, in, `(guard (e ((error-object? e) 'caught)) (boom))`); v != scheme.Symbol("caught") {
+		t.Errorf("guard: %v", v)
+	}
+	// an unhashable host value as a hash-table key
+	in.Register(scheme.NewPrimitive("opaque", 0, 0, "", func(in *scheme.Interp, args []scheme.Value) (scheme.Value, error) {
+		return struct{ A []int }{}, nil
+	}))
+	_, err = in.Eval(context.Background(), "(hash-table-set! (make-hash-table) (opaque) 1)", "t.scm")
+	if err == nil || !strings.HasPrefix(err.Error(), "t.scm:1:1: hash-table-set!: internal error: ") {
 		t.Errorf("err = %v", err)
 	}
 	if v := eval(t, in, "(+ 2 2)"); v != 4 {

@@ -34,8 +34,10 @@
 // from plain Go data. Errors are *Error: Pos, Msg (e.g. "car: not a pair: 5"),
 // the raised Value, and the Scheme Stack (innermost first, with file:line:col
 // per frame); Error() gives "init.scm:12:3: car: not a pair: 5" and Trace()
-// adds the stack. Nothing a script does panics the host: Go panics inside
-// primitives become errors at the Eval boundary.
+// adds the stack. Nothing a script does panics the host: a Go panic inside a
+// primitive becomes a Scheme error raised at the call, naming the procedure
+// ("boom: internal error: assignment to entry in nil map"), which guard can
+// catch; any other Go panic becomes an error at the Eval boundary.
 //
 // Interp.Apply calls a Scheme procedure from inside a Primitive (re-entrant);
 // return the error it gives unchanged so raises, escapes through call/cc and

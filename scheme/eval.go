@@ -372,6 +372,7 @@ func (th *thread) callBorrowed(p *Primitive, pos *Pos, vals ...Value) Value {
 		th.checkArity(p, n-base, pos)
 	}
 	th.curPos = pos
+	defer th.primPanic(p, pos)
 	v, err := p.Fn(th.in, args)
 	if err != nil {
 		th.primError(p.Name, err, pos)
@@ -390,6 +391,7 @@ func (th *thread) callPrim(p *Primitive, args []Value, pos *Pos) Value {
 		return p.tail(th, args, pos, false)
 	}
 	th.curPos = pos
+	defer th.primPanic(p, pos)
 	v, err := p.Fn(th.in, args)
 	if err != nil {
 		th.primError(p.Name, err, pos)
@@ -398,6 +400,22 @@ func (th *thread) callPrim(p *Primitive, args []Value, pos *Pos) Value {
 		return Void
 	}
 	return v
+}
+
+// primPanic (deferred around a primitive's Fn) turns a Go panic in the
+// primitive's own code (a bug in a host's procedure, a nil map, an
+// unhashable key, ...) into a Scheme error that names the procedure and
+// can be caught, raised at the call. The evaluator's own signals pass
+// without being recovered.
+func (th *thread) primPanic(p *Primitive, pos *Pos) {
+	if th.unwinding != unwindNone {
+		return
+	}
+	r := recover()
+	if r == nil {
+		return
+	}
+	th.raise(Errorf("%s: internal error: %v", p.Name, r), false, pos, p.Name)
 }
 
 // primError turns an error returned by a primitive into a raise (or passes
