@@ -1166,6 +1166,10 @@ func (an *analyzer) namesOnly(base string, args []string) string {
 				q = joinRaw(an.cwd, q)
 			}
 			out.WriteString(filepath.Clean(q) + "/" + markTree + "\n")
+			if base == "ls" || base == "tree" {
+				// ls prints the names in a directory, not their paths
+				out.WriteString(markTree + "\n")
+			}
 		}
 		if base == "basename" {
 			break

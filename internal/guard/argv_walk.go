@@ -200,11 +200,12 @@ func (an *analyzer) stmt(st *syntax.Stmt, stdin string) string {
 	an.tick()
 	an.visited[st] = true
 	var outFiles []string
-	outRedirected := false
+	outRedirected, inRedirected := false, false
 	for _, r := range st.Redirs {
 		in, target, redirOut, isIn := an.redirect(r)
 		if isIn {
 			stdin = in
+			inRedirected = true
 		}
 		if redirOut {
 			outRedirected = true
@@ -214,6 +215,9 @@ func (an *analyzer) stmt(st *syntax.Stmt, stdin string) string {
 		}
 	}
 	if st.Cmd == nil {
+		if inRedirected && !outRedirected {
+			return stdin // $(<file)
+		}
 		return ""
 	}
 	var out string
@@ -767,6 +771,12 @@ func (an *analyzer) judge(v string, ro role) {
 	if v == "" {
 		return
 	}
+	if strings.Contains(v, "\n") {
+		for _, part := range strings.Split(v, "\n") {
+			an.judge(part, ro)
+		}
+		return
+	}
 	if strings.Contains(v, markBuilt) && ro != roleMention {
 		an.built = true
 	}
@@ -780,6 +790,19 @@ func (an *analyzer) judge(v string, ro role) {
 	clean := unmark.Replace(v)
 	if tree && ro != roleMention {
 		ro = roleRecursive
+		// "anything under d" followed by more (d/<tree>/id_rsa, or
+		// ~/$x/id_rsa with x a name ls printed): anything under d.
+		i := strings.Index(v, markTree)
+		if rest := unmark.Replace(v[i+len(markTree):]); strings.Trim(rest, "/") != "" {
+			prefix := unmark.Replace(v[:i])
+			switch {
+			case prefix == "":
+				prefix = "."
+			case !strings.HasSuffix(prefix, "/"):
+				prefix = filepath.Dir(prefix)
+			}
+			an.judge(prefix, roleRecursive)
+		}
 	}
 	if strings.ContainsAny(clean, "\n") {
 		for _, part := range strings.Split(clean, "\n") {
