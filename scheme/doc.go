@@ -83,7 +83,10 @@
 //     can jump out of the call that made the continuation, any number of
 //     frames up, but calling it after that call returned is an error
 //     ("continuation called after its extent ended"). Generators and
-//     re-entry are not supported.
+//     re-entry are not supported. Because the continuation's extent must be
+//     kept, the procedure call/cc calls is not in tail position (nor is the
+//     body of parameterize): a loop that recurs through call/cc grows the
+//     stack and meets the depth cap.
 //   - guard re-raises an unmatched condition (with raise-continuable) from
 //     the guard's own dynamic environment; dynamic-wind thunks between the
 //     raise and the guard have already run their after thunks and are not
