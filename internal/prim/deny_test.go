@@ -3,6 +3,7 @@ package prim
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,5 +63,49 @@ func TestDenyLeavesPathsOutOfSearches(t *testing.T) {
 	}
 	if strings.Contains(grep.Output, "SECRET-KEY") || strings.Contains(grep.Output, "SECRET-CONFIG") || !strings.Contains(grep.Output, "main.go") {
 		t.Errorf("index-grep output: %q", grep.Output)
+	}
+}
+
+// git-diff leaves out the contents of the files Deny refuses, and names
+// them; the rest of the diff is whole.
+func TestGitDiffLeavesOutDeniedFiles(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root := t.TempDir()
+	run := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("init", "-q")
+	write(".env", "TOKEN=old\n")
+	write("main.go", "package main\n")
+	run("add", ".")
+	run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
+	write(".env", "TOKEN=new-secret-value\n")
+	write("main.go", "package main // changed\n")
+
+	opts := DefaultOptions()
+	opts.Folder, opts.Scratch = root, t.TempDir()
+	opts.Deny = func(p string) bool { return filepath.Base(p) == ".env" }
+	tools, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tools.Close()
+	r, err := tools.Run(context.Background(), "git-diff", map[string]any{})
+	if err != nil || r.IsError {
+		t.Fatalf("git-diff: %v %+v", err, r)
+	}
+	if strings.Contains(r.Output, "new-secret-value") || !strings.Contains(r.Output, "// changed") || !strings.Contains(r.Output, "left out of the diff") || !strings.Contains(r.Output, ".env") {
+		t.Fatalf("git-diff output: %q", r.Output)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -88,8 +89,17 @@ func (t *Tools) gitDiff(ctx context.Context, a *argReader) (Result, error) {
 	if staged {
 		args = append(args, "--staged")
 	}
+	args = append(args, "--")
 	if p != "" {
-		args = append(args, "--", Resolve(t.opts.Folder, p))
+		args = append(args, Resolve(t.opts.Folder, p))
+	} else {
+		args = append(args, ".")
+	}
+	// The contents of files the denylist refuses stay out of the diff; their
+	// names, which are no secret, are said.
+	left := t.deniedChanges(ctx, staged)
+	for _, rel := range left {
+		args = append(args, ":(exclude,literal)"+rel)
 	}
 	out, ok, err := t.runGit(ctx, args...)
 	if err != nil {
@@ -106,5 +116,32 @@ func (t *Tools) gitDiff(ctx context.Context, a *argReader) (Result, error) {
 			out = "[no unstaged changes to tracked files; new files show in git-status, staged changes with staged: true]"
 		}
 	}
-	return Result{Output: strings.TrimSuffix(out, "\n")}, nil
+	out = strings.TrimSuffix(out, "\n")
+	if len(left) > 0 {
+		out += "\n[left out of the diff, as credential material nodwyn's tools never read: " + strings.Join(left, ", ") + "]"
+	}
+	return Result{Output: out}, nil
+}
+
+// deniedChanges lists, relative to the folder, the changed files that
+// Options.Deny refuses.
+func (t *Tools) deniedChanges(ctx context.Context, staged bool) []string {
+	if t.opts.Deny == nil {
+		return nil
+	}
+	args := []string{"diff", "--name-only", "-z", "--relative"}
+	if staged {
+		args = append(args, "--staged")
+	}
+	out, ok, err := t.runGit(ctx, args...)
+	if err != nil || !ok {
+		return nil
+	}
+	var left []string
+	for _, rel := range strings.Split(out, "\x00") {
+		if rel != "" && t.opts.Deny(filepath.Join(t.opts.Folder, rel)) {
+			left = append(left, rel)
+		}
+	}
+	return left
 }
