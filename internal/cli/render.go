@@ -30,14 +30,54 @@ type renderer struct {
 	steps   int
 	status  bool // a status line is on screen
 	session string
+
+	activity      string    // what the status line says is going on
+	activityStart time.Time // since when
+	stop          chan struct{}
+	stopOnce      sync.Once
+}
+
+// close stops the ticker; safe to call more than once.
+func (r *renderer) close() {
+	r.stopOnce.Do(func() {
+		if r.stop != nil {
+			close(r.stop)
+		}
+	})
 }
 
 func newRenderer(w io.Writer, quiet bool) *renderer {
 	r := &renderer{w: w, quiet: quiet, start0: time.Now()}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && !quiet {
 		r.tty = true
+		r.stop = make(chan struct{})
+		go r.tick()
 	}
 	return r
+}
+
+// tick redraws the status line every second, so a long command or a slow
+// model shows how long it has been going.
+func (r *renderer) tick() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			if r.status && r.activity != "" {
+				r.draw()
+			}
+			r.mu.Unlock()
+		}
+	}
+}
+
+func (r *renderer) draw() {
+	fmt.Fprintf(r.w, "\r\033[K[%s] %s (%s)…", r.elapsed(), r.activity, time.Since(r.activityStart).Round(time.Second))
+	r.status = true
 }
 
 func (r *renderer) start(id string) {
@@ -64,8 +104,8 @@ func (r *renderer) statusLine(format string, a ...any) {
 	if !r.tty {
 		return
 	}
-	fmt.Fprintf(r.w, "\r\033[K"+format, a...)
-	r.status = true
+	r.activity, r.activityStart = fmt.Sprintf(format, a...), time.Now()
+	r.draw()
 }
 
 func (r *renderer) event(ev store.Event) {
@@ -80,13 +120,13 @@ func (r *renderer) event(ev store.Event) {
 		r.line("nodwyn: session %v in %v (profile %v%s)", d["session"], d["folder"], d["profile"], modeText(d))
 	case "model.request":
 		r.steps++
-		r.statusLine("[%s] step %d: waiting for the model…", r.elapsed(), r.steps)
+		r.statusLine("step %d: waiting for the model", r.steps)
 	case "model.reply":
 		if t, _ := d["text"].(string); strings.TrimSpace(t) != "" {
 			r.line("[%s] model: %s", r.elapsed(), oneLine(t, 200))
 		}
 	case "tool.call":
-		r.statusLine("[%s] step %d: running %v…", r.elapsed(), r.steps, d["name"])
+		r.statusLine("step %d: running %v", r.steps, d["name"])
 	case "tool.decision":
 		if a, _ := d["allowed"].(bool); !a {
 			r.line("[%s] %v not run: %v (%v) %v", r.elapsed(), d["name"], d["decision"], d["checker"], oneLine(fmt.Sprint(d["reason"]), 160))
@@ -107,6 +147,7 @@ func (r *renderer) event(ev store.Event) {
 }
 
 func (r *renderer) finish(out session.Outcome) {
+	r.close()
 	if r.quiet {
 		return
 	}

@@ -154,6 +154,7 @@ func (r *RunCmd) Run(e *env) error {
 		return err
 	}
 	rend := newRenderer(e.stderr, r.Quiet)
+	defer rend.close()
 	var retryNote func(string) // set once the session exists, so retries reach its log
 	pc.OnRetry = func(attempt int, wait time.Duration, err error) {
 		text := fmt.Sprintf("provider: attempt %d failed (%v); retrying in %s", attempt, err, wait.Round(100*time.Millisecond))
