@@ -64,6 +64,9 @@ func (an *analyzer) scriptHere(text string, pos []string) string {
 }
 
 func (an *analyzer) runScript(text string, pos []string, here bool) string {
+	if strings.Contains(text, markBuilt) && encoderWords.MatchString(an.line) {
+		an.find(Refuse, "the line runs a script that a decoder makes up as it runs, which nodwyn cannot read before it runs, so it was refused and nothing of it ran; write the commands out plainly")
+	}
 	if strings.Contains(text, markUnknown) || strings.Contains(text, markBuilt) {
 		an.uncertain = true
 		if strings.Contains(text, markBuilt) {
@@ -880,11 +883,16 @@ func (an *analyzer) scriptFileIn(name string, pos []string, shellScript, here bo
 	before := an.best.Verdict
 	an.denyOnly++
 	unc, built := an.uncertain, an.built
-	if shellScript && here {
+	_, written := an.vfiles[an.abs(p)]
+	switch {
+	case shellScript && here:
 		an.scriptHere(text, pos)
-	} else if shellScript {
+	case shellScript:
 		an.script(text, pos)
-	} else {
+	case written:
+		// Code the line itself wrote is judged as a one-liner's is.
+		an.code(text)
+	default:
 		an.scanText(text, true)
 	}
 	an.uncertain, an.built = unc, built
@@ -893,6 +901,10 @@ func (an *analyzer) scriptFileIn(name string, pos []string, shellScript, here bo
 		an.best.Reason = "the line runs " + name + ", and " + an.best.Reason
 	}
 }
+
+// encoderWords are the programs that turn an encoded text back into a
+// script (a script from awk or sed is ordinary work: awk '{print "mv "$1}' | sh).
+var encoderWords = regexp.MustCompile(`\b(?:base64|base32|basenc|openssl|xxd|uudecode|gunzip|zcat|bzcat|xzcat|unxz|unzstd|zstdcat|uncompress)\b|\b(?:gzip|bzip2|xz|zstd)\s+(?:-\w*d|--decompress)`)
 
 var shebangShell = regexp.MustCompile(`^#!\s*\S*/(?:env\s+)?(?:ba|da|z|k|a|mk)?sh\b`)
 
@@ -1568,25 +1580,57 @@ func (an *analyzer) code(s string) {
 		return
 	}
 	// Encoded literals are judged as the code they decode to.
-	for _, lit := range b64Literal.FindAllString(s, 16) {
-		if b, err := base64.StdEncoding.DecodeString(lit); err == nil && printable(b) {
-			an.scanText(string(b), true)
-		}
-	}
+	an.decodedLiterals(s)
+	// String literals put together ('.s' + 'sh', "~/.s" "sh",
+	// ''.join(['.','s','s','h'])) are judged joined: all of the code's
+	// literals, one after another.
+	an.deniedNames(literalConcat(s))
 	switch {
-	case decodeExec.MatchString(s) && execCall.MatchString(s):
+	case homeAccess.MatchString(s) && fileRead.MatchString(s) && (homePlaceholder.MatchString(s) || treeWalk.MatchString(s)):
+		an.find(Refuse, "the code on the line reads files in the home directory by a name it fills in or finds as it runs, which nodwyn cannot check against the directories it keeps off limits, so it was refused and nothing of it ran; write the path out plainly")
+	case decodeExec.MatchString(s) && (execCall.MatchString(s) || openDecoded.MatchString(s)):
 		an.find(Refuse, "the code on the line runs code it decodes first, which nodwyn cannot read before it runs, so it was refused and nothing of it ran; write the code out plainly")
 	case homeAccess.MatchString(s) && obfuscated.MatchString(s):
 		an.find(Refuse, "the code on the line reaches into the home directory with a name it puts together or decodes, which nodwyn cannot check against the directories it keeps off limits, so it was refused and nothing of it ran; write the path out plainly")
 	}
 }
 
+// decodedLiterals judges what base64 literals in text decode to.
+func (an *analyzer) decodedLiterals(text string) {
+	for _, lit := range b64Literal.FindAllString(text, 64) {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
+			if b, err := enc.DecodeString(lit); err == nil && printable(b) {
+				an.scanText(string(b), true)
+				break
+			}
+		}
+	}
+}
+
+// deniedNames refuses code that holds the name of a denied directory or
+// a /proc entry nodwyn keeps off limits.
+func (an *analyzer) deniedNames(code string) {
+	for _, n := range an.t.codeNames {
+		if strings.Contains(code, n) {
+			an.deny(n, n)
+			return
+		}
+	}
+	if strings.Contains(code, "/proc") && procWords.MatchString(code) {
+		an.deny("/proc", "/proc/*/environ")
+	}
+}
+
 var (
-	b64Literal = regexp.MustCompile(`[A-Za-z0-9+/]{16,}={0,2}`)
-	decodeExec = regexp.MustCompile(`b64decode|b32decode|a85decode|fromhex|unhexlify|codecs\.decode|zlib\.decompress|marshal\.loads|pack\(["']H|decode_base64|Buffer\.from\([^)]*base64|atob\(`)
-	execCall   = regexp.MustCompile(`\bexec\(|\beval\b|\bcompile\(|Function\(|\bsystem\(|\bpopen|\bspawn|\bsubprocess\b|\bopen\(|readFile|\bFile\.read|` + "`")
-	homeAccess = regexp.MustCompile(`expanduser|homedir|Dir\.home|Path\.home|\$ENV\{\s*["']?HOME|ENV\[["']HOME|environ(?:\.get\(|\[)\s*["']HOME|getenv\(\s*["']HOME|process\.env\.HOME|\$HOME|~`)
-	obfuscated = regexp.MustCompile(`\bchr\(|\bord\(|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|b64decode|fromhex|unhexlify|rot13|\[::-1\]|reverse|["']\s*[+.]\s*["']|String\.fromCharCode|\bpack\(`)
+	homePlaceholder = regexp.MustCompile(`["']~/[^"'\n]*(?:%[sr]|\{)|\$\w+/\$\w+`)
+	treeWalk        = regexp.MustCompile(`\bwalk\(|\brglob\(|\bglob\(|\bscandir\(|\blistdir\(|readdirSync\(|\breaddir\(|Dir\.(?:glob|children|entries|each_child)|\bopendir\(|\bFind\.find`)
+	fileRead        = regexp.MustCompile(`\bopen\(|read_text|read_bytes|readFile|File\.read|file_get_contents|\bsystem\(|popen|subprocess|\bexec|` + "`" + `|copy|shutil|\bsend|urlopen|requests\.`)
+	openDecoded     = regexp.MustCompile(`(?:\bopen|readFile\w*|File\.read|file_get_contents)\s*\([^)]*(?:b64decode|b32decode|fromhex|unhexlify|atob|decode_base64|Buffer\.from)`)
+	b64Literal      = regexp.MustCompile(`[A-Za-z0-9+/]{6,}={0,2}`)
+	decodeExec      = regexp.MustCompile(`b64decode|b32decode|a85decode|fromhex|unhexlify|codecs\.decode|zlib\.decompress|marshal\.loads|pack\(["']H|decode_base64|Buffer\.from\([^)]*base64|atob\(`)
+	execCall        = regexp.MustCompile(`\bexec\(|\beval\b|\bcompile\(|Function\(|\bsystem\(|\bpopen|\bspawn|\bsubprocess\b|` + "`")
+	homeAccess      = regexp.MustCompile(`expanduser|homedir|Dir\.home|Path\.home|\$ENV\{\s*["']?HOME|ENV\[["']HOME|environ(?:\.get\(|\[)\s*["']HOME|getenv\(\s*["']HOME|process\.env\.HOME|\$HOME|(?:^|[\s"'(=,` + "`" + `])~(?:/|["'])`)
+	obfuscated      = regexp.MustCompile(`\bchr\(|\bord\(|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|b64decode|fromhex|unhexlify|rot13|\[::-1\]|\.reverse\(\)|reversed\(|String\.fromCharCode|\bpack\(`)
 )
 
 // printable reports whether decoded bytes look like text.
@@ -1829,4 +1873,28 @@ func credentialPrinter(base string, args []string) string {
 		}
 	}
 	return ""
+}
+
+// literalConcat returns the contents of the string literals in code, one
+// after another ('.s' + 'sh' gives .ssh).
+func literalConcat(code string) string {
+	var b strings.Builder
+	for i := 0; i < len(code); i++ {
+		q := code[i]
+		if q != '\'' && q != '"' && q != '`' {
+			continue
+		}
+		j := i + 1
+		for ; j < len(code) && code[j] != q && code[j] != '\n'; j++ {
+			if code[j] == '\\' {
+				j++
+			}
+		}
+		if j >= len(code) || code[j] != q {
+			continue // no closing quote on the line: not a literal
+		}
+		b.WriteString(code[i+1 : j])
+		i = j
+	}
+	return b.String()
 }
