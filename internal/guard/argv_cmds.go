@@ -1566,7 +1566,7 @@ func (an *analyzer) awk(args []string, stdin string) string {
 		}
 	}
 	if !explicit && len(rest) > 0 {
-		an.code(rest[0])
+		an.code(awkRegexps(rest[0]))
 		rest = rest[1:]
 	}
 	an.operands(rest, roleOperand)
@@ -1897,4 +1897,43 @@ func literalConcat(code string) string {
 		i = j
 	}
 	return b.String()
+}
+
+// awkRegexps blanks an awk program's regular expression literals (/func/,
+// $1 ~ /^x/), which are patterns, not paths; quoted strings stay.
+func awkRegexps(code string) string {
+	b := []byte(code)
+	prev := byte('\n')
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			prev = '"'
+			continue
+		case c == '/' && strings.IndexByte("\n({,;~!&|}", prev) >= 0:
+			j := i + 1
+			for ; j < len(b) && b[j] != '/' && b[j] != '\n'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
+			}
+			if j < len(b) && b[j] == '/' {
+				for k := i; k <= j; k++ {
+					b[k] = ' '
+				}
+				i = j
+				prev = ')'
+				continue
+			}
+		}
+		if c != ' ' && c != '\t' {
+			prev = c
+		}
+	}
+	return string(b)
 }

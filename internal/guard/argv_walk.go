@@ -666,9 +666,11 @@ var textToken = regexp.MustCompile(`(?:~[A-Za-z0-9_.\-]*|\$\{?HOME\}?)?/[^\s'"\x
 // also judged as operands, and the names of denied directories anywhere in
 // the text count, since code can put a path together.
 func (an *analyzer) scanText(s string, code bool) {
-	for _, tok := range textToken.FindAllString(s, -1) {
-		tok = strings.Trim(tok, " \t\n'\"=:(")
+	for _, m := range textToken.FindAllString(s, -1) {
+		tok := strings.Trim(m, " \t\n'\"=:(")
 		switch {
+		case tok == "~" && code && !strings.ContainsAny(m, "'\""):
+			continue // awk's match operator, a bitwise not: not the home directory
 		case tok == "~":
 			tok = an.t.Home
 		case strings.HasPrefix(tok, "~/"):
