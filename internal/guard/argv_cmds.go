@@ -67,6 +67,9 @@ func (an *analyzer) runScript(text string, pos []string, here bool) string {
 	if strings.Contains(text, markBuilt) && encoderWords.MatchString(an.line) {
 		an.find(Refuse, "the line runs a script that a decoder makes up as it runs, which nodwyn cannot read before it runs, so it was refused and nothing of it ran; write the commands out plainly")
 	}
+	if dotglobLine.MatchString(text) {
+		an.dotglobSet = 2
+	}
 	if strings.Contains(text, markUnknown) || strings.Contains(text, markBuilt) {
 		an.uncertain = true
 		if strings.Contains(text, markBuilt) {
@@ -500,6 +503,14 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 	case base == "trap":
 		if len(args) > 0 {
 			an.script(args[0], nil)
+		}
+		return ""
+	case base == "shopt" || base == "setopt":
+		for _, a := range args {
+			if strings.Contains(a, "dotglob") || strings.Contains(strings.ToLower(a), "globdots") || strings.Contains(strings.ToLower(a), "glob_dots") ||
+				strings.Contains(a, markUnknown) || strings.Contains(a, markBuilt) {
+				an.dotglobSet = 2
+			}
 		}
 		return ""
 	case base == "true" || base == "false" || base == ":" || base == "exit" || base == "return" || base == "wait" ||

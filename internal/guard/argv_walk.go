@@ -56,14 +56,15 @@ type analyzer struct {
 	abort    atomic.Bool
 	steps    int
 
-	vars    map[string]expand.Variable
-	funcs   map[string]*syntax.Stmt
-	pos     []string
-	cwd     string
-	cwdOK   bool
-	oldpwd  string // the directory before the last cd, or ""
-	dirs    []string
-	aliases map[string]string // a link made earlier in the line → its target
+	vars       map[string]expand.Variable
+	funcs      map[string]*syntax.Stmt
+	pos        []string
+	cwd        string
+	cwdOK      bool
+	oldpwd     string // the directory before the last cd, or ""
+	dirs       []string
+	aliases    map[string]string // a link made earlier in the line → its target
+	dotglobSet int               // 0 not yet known, 1 no, 2 yes (see dotglob)
 	// linkRoots caches linkOut by directory.
 	linkRoots map[string][2]string
 	depth     int
@@ -954,13 +955,13 @@ func (an *analyzer) judgeGlob(p string, ro role) {
 	if dl := an.t.Denylist; dl != nil {
 		for _, dir := range dl.Dirs {
 			dc := strings.Split(strings.TrimPrefix(dir, "/"), "/")
-			if globReaches(comps, dc) {
+			if globReaches(comps, dc, an.dotglob()) {
 				an.deny(pat, dir)
 				return
 			}
 		}
-		if procDenied.MatchString(pat) || globReaches(comps, []string{"proc", "x", "environ"}) {
-			if m, _ := filepath.Match(pat, "/proc/self/environ"); m || procDenied.MatchString(pat) || globReaches(comps, []string{"proc", "self", "environ"}) {
+		if procDenied.MatchString(pat) || globReaches(comps, []string{"proc", "x", "environ"}, true) {
+			if m, _ := filepath.Match(pat, "/proc/self/environ"); m || procDenied.MatchString(pat) || globReaches(comps, []string{"proc", "self", "environ"}, true) {
 				an.deny(pat, "/proc/*/environ")
 				return
 			}
@@ -1013,6 +1014,9 @@ func (an *analyzer) glob(comps []string) []string {
 				continue
 			}
 			for _, e := range ents {
+				if strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(c, ".") && !an.dotglob() {
+					continue // * does not match a dotted name unless dotglob is set
+				}
 				if ok, _ := filepath.Match(c, e.Name()); ok {
 					next = append(next, filepath.Join(m, e.Name()))
 				}
@@ -1030,7 +1034,7 @@ func (an *analyzer) glob(comps []string) []string {
 // globReaches reports whether a pattern's components match a directory's
 // components, or its leading ones (a pattern that stops at or below the
 // directory), with "**" matching any number of components.
-func globReaches(pat, dir []string) bool {
+func globReaches(pat, dir []string, dots bool) bool {
 	if len(dir) == 0 {
 		return true
 	}
@@ -1039,11 +1043,14 @@ func globReaches(pat, dir []string) bool {
 	}
 	if pat[0] == "**" {
 		for i := 0; i <= len(dir); i++ {
-			if globReaches(pat[1:], dir[i:]) {
+			if globReaches(pat[1:], dir[i:], dots) {
 				return true
 			}
 		}
 		return false
+	}
+	if strings.HasPrefix(dir[0], ".") && !strings.HasPrefix(pat[0], ".") && !strings.HasPrefix(pat[0], "[") && !dots {
+		return false // * and ? do not match a leading dot unless dotglob is set
 	}
 	ok, err := filepath.Match(pat[0], dir[0])
 	if err == nil && !ok {
@@ -1052,11 +1059,11 @@ func globReaches(pat, dir []string) bool {
 	}
 	if err != nil || !ok {
 		// "*" matches a dotted name here too: dotglob may be set.
-		if !(strings.HasPrefix(dir[0], ".") && dotMatch(pat[0], dir[0])) {
+		if !(dots && strings.HasPrefix(dir[0], ".") && dotMatch(pat[0], dir[0])) {
 			return false
 		}
 	}
-	return globReaches(pat[1:], dir[1:])
+	return globReaches(pat[1:], dir[1:], dots)
 }
 
 func dotMatch(pat, name string) bool {
@@ -1140,4 +1147,19 @@ func (an *analyzer) linkOut(root string) (string, string) {
 	}
 	an.linkRoots[root] = found
 	return found[0], found[1]
+}
+
+// dotglobLine matches a line that may make * match dotted names: dotglob,
+// GLOBIGNORE, zsh's globdots or (D), or a file sourced that may set them.
+var dotglobLine = regexp.MustCompile(`dotglob|GLOBIGNORE|globdots|GLOB_DOTS|\(D|\bsource\b|(?:^|[;&|({\s])\.\s|\bzsh\b|\beval\b|\bbash\s+-i`)
+
+// dotglob reports whether a * on the line may match a dotted name.
+func (an *analyzer) dotglob() bool {
+	if an.dotglobSet == 0 {
+		an.dotglobSet = 1
+		if dotglobLine.MatchString(an.line) {
+			an.dotglobSet = 2
+		}
+	}
+	return an.dotglobSet == 2
 }
