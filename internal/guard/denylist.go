@@ -119,16 +119,23 @@ func (d *PathDenylist) deniedDirPhys(p, phys string) (bool, string) {
 		return false, ""
 	}
 	lex := filepath.Clean(p)
-	for _, q := range []string{lex, phys, slashes(p)} {
+	// A tool that cleans the path first (filepath.Join) opens lex, and
+	// the system then follows its links: newdir/../link/x, where newdir
+	// does not exist yet (or a line makes it), reaches through link.
+	physLex := phys
+	if lex != p {
+		physLex = physical(lex)
+	}
+	for _, q := range []string{lex, phys, physLex, slashes(p)} {
 		if procDenied.MatchString(q) {
 			return true, q
 		}
 	}
-	if d.excepted(lex, phys) {
+	if d.excepted(lex, phys) && (physLex == phys || d.excepted(lex, physLex)) {
 		return false, ""
 	}
 	for _, dir := range d.Dirs {
-		if withinFold(lex, dir) || withinFold(phys, dir) {
+		if withinFold(lex, dir) || withinFold(phys, dir) || withinFold(physLex, dir) {
 			return true, dir
 		}
 	}

@@ -211,3 +211,34 @@ func TestDenylistIgnoresLetterCaseInTheProtectedDirectories(t *testing.T) {
 		}
 	}
 }
+
+func TestAPathThroughADirectoryNotYetMadeIsJudgedAsTheToolOpensIt(t *testing.T) {
+	e := newTestEnv(t)
+	if err := os.Symlink(filepath.Join(e.Home, ".ssh"), filepath.Join(e.Folder, "lnk")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(e.Home, filepath.Join(e.Folder, "homelnk")); err != nil {
+		t.Fatal(err)
+	}
+	// The file tools clean the path (filepath.Join) and make missing
+	// directories, so newdir/../lnk/x is lnk/x: in ~/.ssh.
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, p := range []string{"newdir/../lnk/authorized_keys", "a/b/../../lnk/config"} {
+			for _, tool := range []string{"fs-read", "fs-write"} {
+				if d := g.Check(file(tool, p)); d.Verdict != Refuse {
+					t.Errorf("sandbox=%v %s %s: got %v (%s)", sandbox, tool, p, d.Verdict, d.Reason)
+				}
+			}
+		}
+		if d := g.Check(shell("mkdir -p nd && cat nd/../lnk/config")); d.Verdict != Refuse {
+			t.Errorf("sandbox=%v a line through a directory it makes: got %v (%s)", sandbox, d.Verdict, d.Reason)
+		}
+	}
+	if d := e.guard(false).Check(file("fs-read", "newdir/../homelnk/.bashrc")); d.Verdict != Refuse {
+		t.Errorf("RepoPin: a path out through a link behind a missing directory: got %v (%s)", d.Verdict, d.Reason)
+	}
+	if d := e.guard(false).Check(file("fs-write", "newdir/../internal/y.go")); d.Verdict != Allow {
+		t.Errorf("a path inside: got %v (%s)", d.Verdict, d.Reason)
+	}
+}
