@@ -216,6 +216,24 @@ func (d *PathDenylist) Check(req Request) Decision {
 	if !ok {
 		return Decision{}
 	}
+	// fs-find and index-grep start below a pattern's literal leading
+	// directories (homelnk/.ssh/* starts in ~/.ssh): judge where.
+	if pat := argString(req, map[string]string{"fs-find": "pattern", "index-grep": "glob"}[req.Tool]); pat != "" && !filepath.IsAbs(pat) && !strings.Contains(pat, "..") {
+		lit := abs
+		segs := strings.Split(filepath.ToSlash(pat), "/")
+		for _, c := range segs[:len(segs)-1] {
+			if strings.ContainsAny(c, "*?[{\\") {
+				break
+			}
+			lit = joinRaw(lit, c)
+		}
+		if lit != abs {
+			if dd, dir := d.deniedDir(lit); dd {
+				return Decision{Verdict: Refuse, Checker: d.Name(), Reason: fmt.Sprintf(
+					"the %s pattern %q starts in %s, under the protected directory %s, which holds credentials; nodwyn never reads there, so search the folder or the scratch directory instead", req.Tool, pat, lit, dir)}
+			}
+		}
+	}
 	if denied, why := d.Denied(abs); denied {
 		if req.Tool == "fs-find" || req.Tool == "index-grep" || req.Tool == "git-diff" {
 			if dd, _ := d.deniedDir(abs); !dd {

@@ -242,3 +242,24 @@ func TestAPathThroughADirectoryNotYetMadeIsJudgedAsTheToolOpensIt(t *testing.T) 
 		t.Errorf("a path inside: got %v (%s)", d.Verdict, d.Reason)
 	}
 }
+
+func TestASearchPatternThroughALinkIntoAProtectedDirectoryIsRefused(t *testing.T) {
+	e := newTestEnv(t)
+	if err := os.Symlink(e.Home, filepath.Join(e.Folder, "homelnk")); err != nil {
+		t.Fatal(err)
+	}
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		for _, req := range []Request{
+			{Tool: "fs-find", Args: map[string]any{"path": ".", "pattern": "homelnk/.ssh/*"}},
+			{Tool: "index-grep", Args: map[string]any{"path": ".", "pattern": "BEGIN", "glob": "homelnk/.aws/*"}},
+		} {
+			if d := g.Check(req); d.Verdict != Refuse {
+				t.Errorf("sandbox=%v %v: got %v (%s)", sandbox, req.Args, d.Verdict, d.Reason)
+			}
+		}
+		if d := g.Check(Request{Tool: "fs-find", Args: map[string]any{"path": ".", "pattern": "internal/*.go"}}); d.Verdict != Allow {
+			t.Errorf("sandbox=%v internal/*.go: got %v (%s)", sandbox, d.Verdict, d.Reason)
+		}
+	}
+}
