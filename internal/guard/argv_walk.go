@@ -498,6 +498,13 @@ func (an *analyzer) assign(as *syntax.Assign, decl bool) {
 		}
 		an.vars[name] = expand.Variable{Set: true, Kind: expand.Indexed, List: list}
 		an.varCarries(name, strings.Join(list, " "))
+	case as.Index != nil:
+		// a[i++]=v: which element is set is arithmetic the analysis does
+		// not follow, so the array's value is unknown from here on.
+		if as.Value != nil {
+			an.judge(an.literal(as.Value), roleMention)
+		}
+		an.vars[name] = unknownVar()
 	case as.Value != nil:
 		v := an.literal(as.Value)
 		if as.Append {
@@ -570,6 +577,9 @@ func (e *anEnv) Get(name string) expand.Variable {
 	}
 	if v, ok := an.t.Env[name]; ok {
 		return str(v)
+	}
+	if name == "BASH_REMATCH" || name == "MAPFILE" || name == "DIRSTACK" || name == "BASH_ARGV" || name == "COPROC" {
+		return unknownVar()
 	}
 	if name == "OLDPWD" {
 		if an.oldpwd == "" || !an.cwdOK {
@@ -1162,4 +1172,14 @@ func (an *analyzer) dotglob() bool {
 		}
 	}
 	return an.dotglobSet == 2
+}
+
+// unknownVar is a variable whose value, as a string or any element of an
+// array, the analysis cannot know.
+func unknownVar() expand.Variable {
+	list := make([]string, 16)
+	for i := range list {
+		list[i] = markUnknown
+	}
+	return expand.Variable{Set: true, Kind: expand.Indexed, List: list}
 }
