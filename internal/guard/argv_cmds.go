@@ -1596,12 +1596,17 @@ func (an *analyzer) code(s string) {
 	// ''.join(['.','s','s','h'])) are judged joined: all of the code's
 	// literals, one after another.
 	an.deniedNames(literalConcat(s))
+	// Each pattern runs only where one of its literal parts is in the
+	// code: a long script written by a here-doc stays within the bound.
+	home := homeAccess.MatchString(s)
 	switch {
-	case homeAccess.MatchString(s) && fileRead.MatchString(s) && (homePlaceholder.MatchString(s) || treeWalk.MatchString(s)):
+	case home && containsAny(s, "walk(", "glob(", "scandir(", "listdir(", "readdir", "Dir.", "opendir(", "Find.find", "%", "{", "$") &&
+		fileRead.MatchString(s) && (homePlaceholder.MatchString(s) || treeWalk.MatchString(s)):
 		an.find(Refuse, "the code on the line reads files in the home directory by a name it fills in or finds as it runs, which nodwyn cannot check against the directories it keeps off limits, so it was refused and nothing of it ran; write the path out plainly")
-	case decodeExec.MatchString(s) && (execCall.MatchString(s) || openDecoded.MatchString(s)):
+	case containsAny(s, "decode", "hex", "zlib", "marshal", "pack(", "Buffer.from", "atob(") &&
+		decodeExec.MatchString(s) && (execCall.MatchString(s) || openDecoded.MatchString(s)):
 		an.find(Refuse, "the code on the line runs code it decodes first, which nodwyn cannot read before it runs, so it was refused and nothing of it ran; write the code out plainly")
-	case homeAccess.MatchString(s) && obfuscated.MatchString(s):
+	case home && containsAny(s, "chr(", "ord(", "\\", "decode", "hex", "rot13", "[::-1]", "reverse", "fromCharCode", "pack(") && obfuscated.MatchString(s):
 		an.find(Refuse, "the code on the line reaches into the home directory with a name it puts together or decodes, which nodwyn cannot check against the directories it keeps off limits, so it was refused and nothing of it ran; write the path out plainly")
 	}
 }
@@ -1947,4 +1952,13 @@ func awkRegexps(code string) string {
 		}
 	}
 	return string(b)
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -383,5 +384,21 @@ func TestAStarMatchesNoDottedNameUnlessTheLineSetsDotglob(t *testing.T) {
 		if d := judge(t, g, line); d.Verdict != Refuse {
 			t.Errorf("%q in the home directory: %v (%s)", line, d.Verdict, d.Reason)
 		}
+	}
+}
+
+func TestALongScriptWrittenByAHereDocIsJudgedInTimeAndGoesAhead(t *testing.T) {
+	e := newTestEnv(t)
+	var b strings.Builder
+	b.WriteString("cat > big.py <<'EOF'\nimport os, sys\n")
+	for i := 0; b.Len() < 120<<10; i++ {
+		fmt.Fprintf(&b, "def f%d(x):\n    y = os.environ.get('DATA', 'data') + '/%d.txt'\n    with open(y) as fh:\n        return [l.strip().split(',') for l in fh if '%d' in l]\n", i, i, i)
+	}
+	b.WriteString("EOF\npython3 big.py")
+	g := e.guard(true)
+	start := time.Now()
+	d := g.Check(shell(b.String()))
+	if d.Verdict != Allow {
+		t.Errorf("a long here-doc script in sandbox mode: %v (%s: %s) after %v", d.Verdict, d.Checker, d.Reason, time.Since(start))
 	}
 }

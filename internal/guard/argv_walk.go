@@ -677,6 +677,9 @@ var textToken = regexp.MustCompile(`(?:~[A-Za-z0-9_.\-]*|\$\{?HOME\}?)?/[^\s'"\x
 // also judged as operands, and the names of denied directories anywhere in
 // the text count, since code can put a path together.
 func (an *analyzer) scanText(s string, code bool) {
+	if !code && len(s) > 1024 && s != an.line && strings.Contains(an.line, s) {
+		return // a quoted here-doc: scanned with the line already
+	}
 	for _, m := range textToken.FindAllString(s, -1) {
 		tok := strings.Trim(m, " \t\n'\"=:(")
 		switch {
