@@ -1286,6 +1286,12 @@ func (an *analyzer) git(args []string) string {
 		return markUnknown
 	case "clone", "fetch", "pull", "ls-remote", "submodule", "remote":
 		an.find(Confirm, "git "+sub+" reaches a remote repository over the network; a person is asked")
+		if sub == "clone" {
+			// A local clone copies the whole repository it names.
+			if src := dropOpts(rest, "-b --branch -o --origin -c --config --depth --reference -j --jobs --template --separate-git-dir --filter -u --upload-pack"); len(src) > 0 && !strings.Contains(src[0], "://") && !strings.Contains(src[0], "@") {
+				an.judge(src[0], roleRecursive)
+			}
+		}
 	case "commit", "tag":
 		// -m and -F: the message is text; -F's file is read.
 		for j, a := range rest {
@@ -1294,10 +1300,20 @@ func (an *analyzer) git(args []string) string {
 			}
 		}
 		return markUnknown
-	case "grep":
-		an.operands(dropFirstPlain(rest), roleOperand)
-		return markUnknown
-	case "log", "show", "diff", "status", "blame", "add", "rm", "mv", "checkout", "restore", "switch", "reset", "stash", "branch", "rev-parse", "merge", "rebase", "cherry-pick", "init", "apply", "archive", "bisect", "worktree", "describe", "shortlog", "ls-files", "cat-file", "format-patch", "am", "clean", "notes":
+	case "show", "archive", "cat-file", "bundle", "format-patch", "blame", "grep", "log", "diff", "stash", "ls-tree", "ls-files":
+		// What the repository holds is read: a repository whose work
+		// tree holds a protected directory (a home directory kept in
+		// git) may hold its files.
+		if an.cwdOK && an.t.Denylist != nil {
+			if ok, dir := an.t.Denylist.ancestorOfDenied(an.cwd, an.phys(an.cwd)); ok && gitTop(an.cwd) {
+				an.find(Refuse, fmt.Sprintf("git %s reads the repository at %s, which holds %s, a directory nodwyn keeps off limits because it holds credentials; nobody can approve that, so it was refused and nothing of it ran", sub, an.cwd, dir))
+			}
+		}
+		if sub == "grep" {
+			an.operands(dropFirstPlain(rest), roleOperand)
+			return markUnknown
+		}
+	case "status", "add", "rm", "mv", "checkout", "restore", "switch", "reset", "branch", "rev-parse", "merge", "rebase", "cherry-pick", "init", "apply", "bisect", "worktree", "describe", "shortlog", "am", "clean", "notes":
 	}
 	an.operands(rest, roleOperand)
 	return markUnknown
@@ -1961,4 +1977,38 @@ func containsAny(s string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// gitTop reports whether dir is, or is inside, a git work tree (a .git
+// found going up from dir).
+func gitTop(dir string) bool {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		if d == "/" || d == "." {
+			return false
+		}
+	}
+}
+
+// dropOpts removes options, and the values of those listed.
+func dropOpts(args []string, valueOpts string) []string {
+	vo := map[string]bool{}
+	for _, o := range strings.Fields(valueOpts) {
+		vo[o] = true
+	}
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if vo[a] {
+			i++
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
