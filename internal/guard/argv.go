@@ -72,6 +72,7 @@ func (a *ArgvTrigger) baseLstats() lstatCache {
 type argvResult struct {
 	decision Decision
 	writes   []string // absolute paths the line writes
+	progs    []string // the programs the line runs, by base name
 	timedOut bool
 }
 

@@ -218,6 +218,9 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 		return markUnknown
 	}
 	base := filepath.Base(prog)
+	if len(an.progs) < 256 {
+		an.progs = append(an.progs, base)
+	}
 	if strings.Contains(prog, "/") {
 		an.judge(prog, roleProgram)
 		if !within(filepath.Clean(prog), "/usr") && !within(filepath.Clean(prog), "/bin") && !within(filepath.Clean(prog), "/sbin") {
@@ -1241,6 +1244,9 @@ func (an *analyzer) git(args []string) string {
 		return ""
 	}
 	sub, rest := args[i], args[i+1:]
+	if len(an.progs) < 256 {
+		an.progs = append(an.progs, "git "+sub)
+	}
 	for j := 0; j < len(rest); j++ {
 		a := rest[j]
 		switch {

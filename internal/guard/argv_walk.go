@@ -83,6 +83,7 @@ type analyzer struct {
 	nearDenied string
 	built      bool // a path position received a made-up value
 	writes     []string
+	progs      []string // base names of the programs run
 }
 
 func newAnalyzer(t *ArgvTrigger, line string, deadline time.Time) *analyzer {
@@ -169,7 +170,7 @@ func (an *analyzer) result() *argvResult {
 	if d.Verdict == Allow {
 		d = Decision{}
 	}
-	return &argvResult{decision: d, writes: an.writes}
+	return &argvResult{decision: d, writes: an.writes, progs: an.progs}
 }
 
 // find records a finding; the strictest wins, the first reason at a level.

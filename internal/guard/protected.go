@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -36,7 +37,16 @@ func (p *ProtectedPaths) Check(req Request) Decision {
 		}
 		targets = []string{abs}
 	case isShell(req.Tool) && p.Argv != nil:
-		targets = p.Argv.analyze(argString(req, "command")).writes
+		line := argString(req, "command")
+		res := p.Argv.analyze(line)
+		targets = res.writes
+		// nodwyn's own folder named on a line that runs anything but a
+		// reader counts as written: tar -x, unzip, git checkout, an
+		// interpreter or an editor write where the analysis does not
+		// look.
+		if ownFolderWord.MatchString(line) && !readersOnly(res.progs) {
+			targets = append(targets, filepath.Join(p.Folder, ".nodwyn"))
+		}
 	default:
 		return Decision{}
 	}
@@ -54,7 +64,7 @@ func (p *ProtectedPaths) judge(abs string) Decision {
 		return Decision{}
 	}
 	var rel string
-	for _, q := range []string{filepath.Clean(abs), physical(abs)} {
+	for _, q := range []string{filepath.Clean(abs), physical(abs), physical(filepath.Clean(abs))} {
 		for _, f := range []string{p.Folder, physical(p.Folder)} {
 			if within(q, f) {
 				if r, err := filepath.Rel(f, q); err == nil {
@@ -70,6 +80,16 @@ func (p *ProtectedPaths) judge(abs string) Decision {
 		return Decision{}
 	}
 	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	// A case-insensitive file system writes .NODWYN/ into .nodwyn/; make
+	// reads GNUmakefile and makefile before Makefile.
+	switch lf := strings.ToLower(first); {
+	case lf == ".nodwyn" || lf == ".nibb":
+		first = lf
+	case lf == ".git" || lf == ".github" || lf == ".gitea" || lf == "scripts":
+		first = lf
+	case lf == "makefile" || lf == "gnumakefile":
+		first = "Makefile"
+	}
 	switch first {
 	case ".nodwyn", ".nibb":
 		if p.Sandbox || p.Unattended {
@@ -86,4 +106,29 @@ func (p *ProtectedPaths) judge(abs string) Decision {
 			"%s is one of the repository's protected paths (.git/, .github/, .gitea/, scripts/, Makefile); a write there needs a person's approval, so if it is declined change other files instead, or say in your report what should change there", rel)}
 	}
 	return Decision{}
+}
+
+// ownFolderWord finds nodwyn's own folder named on a command line.
+var ownFolderWord = regexp.MustCompile(`(?i)\.(?:nodwyn|nibb)\b`)
+
+// readers only read what they are given.
+var readers = map[string]bool{
+	"cat": true, "less": true, "more": true, "head": true, "tail": true, "ls": true, "grep": true, "egrep": true,
+	"fgrep": true, "rg": true, "wc": true, "diff": true, "cmp": true, "stat": true, "file": true, "echo": true,
+	"printf": true, "tree": true, "du": true, "realpath": true, "readlink": true, "basename": true, "dirname": true,
+	"test": true, "[": true, "true": true, "false": true, "sort": true, "uniq": true, "nl": true, "od": true,
+	"xxd": true, "hexdump": true, "sha256sum": true, "md5sum": true, "pwd": true, "cd": true, "git": true,
+	"git log": true, "git show": true, "git diff": true, "git status": true, "git blame": true, "git grep": true,
+	"git ls-files": true, "git add": true, "git commit": true, "git rev-parse": true,
+}
+
+// readersOnly reports whether every program a line runs only reads (git
+// by its subcommand: log and diff read, checkout and restore write).
+func readersOnly(progs []string) bool {
+	for _, p := range progs {
+		if !readers[p] {
+			return false
+		}
+	}
+	return true
 }

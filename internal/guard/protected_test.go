@@ -69,3 +69,35 @@ func TestSandboxProtectedPathsAreTheTasks(t *testing.T) {
 		t.Errorf("sandbox shell write Makefile: %v (%s)", d.Verdict, d.Reason)
 	}
 }
+
+func TestNodwynsOwnFolderIsRefusedHoweverALineWritesIt(t *testing.T) {
+	e := newTestEnv(t)
+	for _, sandbox := range []bool{false, true} {
+		o := e.opts(sandbox)
+		o.Unattended = true
+		g := New(o)
+		for _, line := range []string{
+			"tar -xf x.tar -C .nodwyn", "unzip -o x.zip -d .nodwyn", "git checkout HEAD -- .nodwyn/init.scm", "git restore .nodwyn",
+			"python3 -c \"open('.nodwyn/init.scm','w').write('x')\"", "perl -i -pe 's/a/b/' .nodwyn/init.scm",
+			"echo x > .NODWYN/init.scm", "vim -c 'wq' .nodwyn/init.scm",
+		} {
+			if d := g.Check(shell(line)); d.Verdict != Refuse {
+				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
+			}
+		}
+		if d := g.Check(file("fs-write", ".NODWYN/init.scm")); d.Verdict != Refuse {
+			t.Errorf("sandbox=%v fs-write .NODWYN/init.scm: %v (%s)", sandbox, d.Verdict, d.Reason)
+		}
+		for _, line := range []string{"cat .nodwyn/init.scm", "git diff .nodwyn", "grep -rn define .nodwyn"} {
+			if d := g.Check(shell(line)); d.Verdict != Allow {
+				t.Errorf("sandbox=%v reading %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
+			}
+		}
+	}
+	// make reads GNUmakefile and makefile before Makefile.
+	for _, name := range []string{"GNUmakefile", "makefile"} {
+		if d := e.guard(false).Check(file("fs-write", name)); d.Verdict != SecurityConfirm {
+			t.Errorf("fs-write %s: %v (%s)", name, d.Verdict, d.Reason)
+		}
+	}
+}
