@@ -221,6 +221,9 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 	if len(an.progs) < 256 {
 		an.progs = append(an.progs, base)
 	}
+	if what := credentialPrinter(base, args); what != "" {
+		an.find(Refuse, fmt.Sprintf("%s reads %s, which nodwyn keeps off limits; nobody can approve that, so it was refused and nothing of it ran; do the task without it", base, what))
+	}
 	if strings.Contains(prog, "/") {
 		an.judge(prog, roleProgram)
 		if !within(filepath.Clean(prog), "/usr") && !within(filepath.Clean(prog), "/bin") && !within(filepath.Clean(prog), "/sbin") {
@@ -557,9 +560,6 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 		an.operands(args, roleWrite)
 		an.find(Confirm, base+" destroys what is on its target; a person is asked")
 		return ""
-	}
-	if what := credentialPrinter(base, args); what != "" {
-		an.find(Refuse, fmt.Sprintf("%s prints %s, which nodwyn keeps off limits; nobody can approve that, so it was refused and nothing of it ran; do the task without it", base, what))
 	}
 	if networkTools[base] || (base == "rsync" && hasRemote(args)) {
 		return an.network(base, args)
@@ -1887,6 +1887,22 @@ func credentialPrinter(base string, args []string) string {
 		return false
 	}
 	switch base {
+	case "ps":
+		// BSD-style e (ps e, ps auxe, ps eww) prints every process's
+		// environment: /proc/*/environ by another name.
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") && strings.Contains(a, "e") && strings.Trim(a, "auxwefhjlmrsvTtSnXZcL") == "" {
+				return "other processes' environments (/proc/*/environ)"
+			}
+		}
+	case "gdb", "lldb", "gcore", "pstack", "strace", "ltrace", "eu-stack", "pyrasite", "py-spy":
+		// Attaching to a running process reads its memory and environment.
+		for i, a := range args {
+			if a == "-p" || a == "--pid" || strings.HasPrefix(a, "--pid=") || a == "--attach-pid" || a == "attach" ||
+				(base == "gcore" || base == "pstack") && i == len(args)-1 && a != "" && strings.Trim(a, "0123456789$") == "" {
+				return "another process's memory and environment (/proc/*/mem, /proc/*/environ)"
+			}
+		}
 	case "gpg", "gpg2":
 		for _, a := range args {
 			if strings.HasPrefix(a, "--export-secret-") || a == "--export-ssh-key" {
