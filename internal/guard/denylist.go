@@ -123,8 +123,8 @@ func (d *PathDenylist) deniedDirPhys(p, phys string) (bool, string) {
 	// the system then follows its links: newdir/../link/x, where newdir
 	// does not exist yet (or a line makes it), reaches through link.
 	physLex := phys
-	if lex != p {
-		physLex = physical(lex)
+	if lex != p && strings.Contains(p, "..") {
+		physLex = physical(lex) // without "..", the same as phys
 	}
 	for _, q := range []string{lex, phys, physLex, slashes(p)} {
 		if procDenied.MatchString(q) {

@@ -346,7 +346,13 @@ func within(p, dir string) bool {
 // system (macOS's by default) or bash's nocaseglob reaches ~/.ssh as
 // ~/.SSH.
 func withinFold(p, dir string) bool {
-	return within(p, dir) || within(strings.ToLower(p), strings.ToLower(dir))
+	if within(p, dir) {
+		return true
+	}
+	if dir == "" || dir == "/" || len(p) < len(dir) || !strings.EqualFold(p[:len(dir)], dir) {
+		return false
+	}
+	return len(p) == len(dir) || p[len(dir)] == '/'
 }
 
 // physical resolves an absolute path as the system reaches it: symbolic
