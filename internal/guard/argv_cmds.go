@@ -720,7 +720,21 @@ func (an *analyzer) generic(base string, args []string, stdin string) string {
 	if rec {
 		ro = roleRecursive
 	}
-	plain := an.operands(args, ro)
+	var plain []string
+	copyTo := (base == "cp" || base == "mv" || base == "install" || base == "rsync" || base == "ditto") &&
+		!hasAny(args, "-t", "--target-directory") && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--target-directory=") })
+	if copyTo && rec {
+		// The sources are copied recursively; the last operand is where
+		// they go, which is written, not read (cp -r build/* /).
+		plain = an.operands(args, roleMention)
+		for i, p := range plain {
+			if i < len(plain)-1 || len(plain) == 1 {
+				an.judge(p, roleRecursive)
+			}
+		}
+	} else {
+		plain = an.operands(args, ro)
+	}
 	if base == "cpio" || (base == "zip" && hasAny(args, "-@")) {
 		an.listFile("-", stdin)
 	}
@@ -1379,6 +1393,45 @@ func (an *analyzer) tar(args []string, stdin string) string {
 			an.tarCommand(k, v)
 		}
 	}
+	if tarExtracts(args) {
+		// Extracting or listing: the archive is read, -C is where the
+		// members are written, and the other words are member names.
+		for j := 0; j < len(args); j++ {
+			a := args[j]
+			next := func() string {
+				if j+1 < len(args) {
+					j++
+					return args[j]
+				}
+				return ""
+			}
+			switch {
+			case a == "-C" || a == "--directory":
+				d := next()
+				an.judge(d, roleWrite)
+				an.write(d)
+			case strings.HasPrefix(a, "--directory="):
+				d := strings.TrimPrefix(a, "--directory=")
+				an.judge(d, roleWrite)
+				an.write(d)
+			case a == "-f" || a == "--file":
+				an.judge(next(), roleOperand)
+			case strings.HasPrefix(a, "--file="):
+				an.judge(strings.TrimPrefix(a, "--file="), roleOperand)
+			case strings.HasPrefix(a, "--"):
+				if k, v, ok := strings.Cut(a, "="); ok && k != "--exclude" && k != "--wildcards" {
+					an.judge(v, roleOperand)
+				}
+			case strings.HasPrefix(a, "-") || (j == 0 && tarBundle.MatchString(a)):
+				if strings.Contains(a, "f") {
+					an.judge(next(), roleOperand)
+				}
+			default:
+				an.judge(a, roleMention)
+			}
+		}
+		return markUnknown
+	}
 	an.operands(args, roleRecursive)
 	for j, a := range args {
 		if (a == "-f" || a == "--file") && j+1 < len(args) {
@@ -2033,4 +2086,29 @@ func dropOpts(args []string, valueOpts string) []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// tarBundle is tar's old-style first word (xzf, cvf, tf).
+var tarBundle = regexp.MustCompile(`^[A-Za-z]+$`)
+
+// tarExtracts reports whether a tar command extracts or lists (x, t,
+// --extract, --get, --list) rather than creates or appends.
+func tarExtracts(args []string) bool {
+	for j, a := range args {
+		switch {
+		case a == "--extract" || a == "--get" || a == "--list" || a == "-x" || a == "-t":
+			return true
+		case a == "--create" || a == "--append" || a == "--update" || a == "-c" || a == "-r" || a == "-u" || a == "-A" || a == "--concatenate":
+			return false
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") || j == 0 && tarBundle.MatchString(a):
+			c := strings.TrimPrefix(a, "-")
+			if strings.ContainsAny(c, "cruA") {
+				return false
+			}
+			if strings.ContainsAny(c, "xt") {
+				return true
+			}
+		}
+	}
+	return false
 }
