@@ -24,7 +24,12 @@
 // cannot know refuses only where it completes a path in a directory that
 // holds a denied one, or on a line that names a denied name. Recursive
 // copies and searches of a directory that holds a denied one ("/", the
-// home directory) are refused in both modes. Only the session's home
+// home directory), or a link to one within a bounded look (4000 entries),
+// are refused in both modes; a copy or extraction into "/" is a write,
+// not a search. A * matches no dotted name unless the line may set
+// dotglob. Code a line writes and then runs is judged as a one-liner's
+// is; code in files from earlier calls only by the denylist's names and
+// paths. Only the session's home
 // directory's credential directories are denied, not other users'.
 // The denied directories are matched without regard to letter case (a
 // case-insensitive file system, nocaseglob); other paths byte for byte.
