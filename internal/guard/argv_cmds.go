@@ -221,6 +221,28 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 	if len(an.progs) < 256 {
 		an.progs = append(an.progs, base)
 	}
+	if base == "nodwyn" || base == "nibb" {
+		// nodwyn itself reads its configuration and data directories:
+		// another session's log and transcript, the versions undo kept,
+		// the provider's key for a run. Only with a home of the line's
+		// own (HOME or XDG_* set on it) is that not the person's.
+		sub := ""
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") {
+				sub = a
+				break
+			}
+		}
+		_, home := an.vars["HOME"]
+		_, cfg := an.vars["XDG_CONFIG_HOME"]
+		_, data := an.vars["XDG_DATA_HOME"]
+		switch sub {
+		case "log", "sessions", "undo", "scheme", "run":
+			if !(home || (cfg && data)) {
+				an.find(Refuse, fmt.Sprintf("%s %s reads nodwyn's own configuration and data directories, which nodwyn keeps off limits; nobody can approve that, so it was refused and nothing of it ran; give it a home of its own (HOME=$TMPDIR/h %s %s …) if you are testing nodwyn", base, sub, base, sub))
+			}
+		}
+	}
 	if what := credentialPrinter(base, args); what != "" {
 		an.find(Refuse, fmt.Sprintf("%s reads %s, which nodwyn keeps off limits; nobody can approve that, so it was refused and nothing of it ran; do the task without it", base, what))
 	}
