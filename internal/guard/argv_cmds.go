@@ -1227,6 +1227,12 @@ func (an *analyzer) namesOnly(base string, args []string) string {
 			if !filepath.IsAbs(q) {
 				q = joinRaw(an.cwd, q)
 			}
+			if base == "ls" && !strings.ContainsAny(q, markUnknown+markBuilt) {
+				if fi, err := os.Stat(an.unalias(q)); err == nil && !fi.IsDir() {
+					out.WriteString(p + "\n") // ls names a file as it was given
+					continue
+				}
+			}
 			out.WriteString(filepath.Clean(q) + "/" + markTree + "\n")
 			if base == "ls" || base == "tree" {
 				// ls prints the names in a directory, not their paths
