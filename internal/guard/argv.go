@@ -138,7 +138,7 @@ func (a *ArgvTrigger) analyze(line string) *argvResult {
 
 // failClosed is the decision for a line the analysis could not finish:
 // refused when it mentions the home directory or a denied name, otherwise
-// an ordinary confirm.
+// a security confirm.
 func (a *ArgvTrigger) failClosed(line, why string, err error) *argvResult {
 	if err != nil {
 		why += ": " + err.Error()
@@ -147,7 +147,11 @@ func (a *ArgvTrigger) failClosed(line, why string, err error) *argvResult {
 		return &argvResult{decision: Decision{Verdict: Refuse, Checker: a.Name(), Reason: fmt.Sprintf(
 			"%s, and it mentions %s, so it was refused and nothing of it ran; write a simpler line that names its files plainly, without %s", why, m, m)}}
 	}
-	return &argvResult{decision: Decision{Verdict: Confirm, Checker: a.Name(), Reason: why + "; a simpler line that names its files plainly is judged without asking"}}
+	// A security confirm, not an ordinary one: an unattended --yolo run
+	// and a sandbox run answer ordinary confirms yes, and a line padded
+	// until its analysis runs out of time (or written in syntax bash
+	// takes and the parser does not) would then run unjudged.
+	return &argvResult{decision: Decision{Verdict: SecurityConfirm, Checker: a.Name(), Reason: why + "; nodwyn could not judge it, so a person is asked (an unattended run declines); a simpler line that names its files plainly is judged without asking, and a long file is better written with fs-write"}}
 }
 
 // mentions returns what the line says that relates to the home directory

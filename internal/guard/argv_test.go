@@ -246,7 +246,9 @@ func TestAParseErrorOrATimeoutFailsClosedWhenTheLineMentionsHome(t *testing.T) {
 			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
 		}
 	}
-	if d := judge(t, g, "echo \"unterminated"); d.Verdict != Confirm {
+	// Never an ordinary confirm, which an unattended --yolo or sandbox run
+	// answers yes: the line would run unjudged.
+	if d := judge(t, g, "echo \"unterminated"); d.Verdict != SecurityConfirm {
 		t.Errorf("a parse error that mentions nothing: %v (%s)", d.Verdict, d.Reason)
 	}
 	// An analysis that cannot finish in its bound (here: none at all).
@@ -256,7 +258,7 @@ func TestAParseErrorOrATimeoutFailsClosedWhenTheLineMentionsHome(t *testing.T) {
 	if d := judge(t, slow, "cat ~/notes.txt"); d.Verdict != Refuse || !strings.Contains(d.Reason, "in time") {
 		t.Errorf("timeout with ~: %v (%s)", d.Verdict, d.Reason)
 	}
-	if d := judge(t, slow, "go build ./..."); d.Verdict != Confirm {
+	if d := judge(t, slow, "go build ./..."); d.Verdict != SecurityConfirm {
 		t.Errorf("timeout without a mention: %v (%s)", d.Verdict, d.Reason)
 	}
 	// What the analysis cannot follow, completing a path in a directory
@@ -387,7 +389,7 @@ func TestAStarMatchesNoDottedNameUnlessTheLineSetsDotglob(t *testing.T) {
 	}
 }
 
-func TestALongScriptWrittenByAHereDocIsJudgedInTimeAndGoesAhead(t *testing.T) {
+func TestALongScriptWrittenByAHereDocGoesAhead(t *testing.T) {
 	e := newTestEnv(t)
 	var b strings.Builder
 	b.WriteString("cat > big.py <<'EOF'\nimport os, sys\n")
@@ -395,7 +397,9 @@ func TestALongScriptWrittenByAHereDocIsJudgedInTimeAndGoesAhead(t *testing.T) {
 		fmt.Fprintf(&b, "def f%d(x):\n    y = os.environ.get('DATA', 'data') + '/%d.txt'\n    with open(y) as fh:\n        return [l.strip().split(',') for l in fh if '%d' in l]\n", i, i, i)
 	}
 	b.WriteString("EOF\npython3 big.py")
-	g := e.guard(true)
+	o := e.opts(true)
+	o.AnalysisTimeout = 5 * time.Second // the bound itself is the benchmarks' (here: -race)
+	g := New(o)
 	start := time.Now()
 	d := g.Check(shell(b.String()))
 	if d.Verdict != Allow {
@@ -420,5 +424,17 @@ func TestAHomeDirectoryKeptInGitIsNotReadThroughGit(t *testing.T) {
 				t.Errorf("sandbox=%v %q in the folder: %v (%s)", sandbox, line, d.Verdict, d.Reason)
 			}
 		}
+	}
+}
+
+func TestALinePaddedUntilItsAnalysisRunsOutIsNeverAnsweredYes(t *testing.T) {
+	e := newTestEnv(t)
+	o := e.opts(true)
+	o.AnalysisTimeout = time.Millisecond
+	g := New(o)
+	line := strings.Repeat(": ; ", 20000) + `cd; cat .s""sh/conf""ig`
+	d := g.Check(shell(line))
+	if ans, decided := AutoAllow(d, Mode{Unattended: true, Yolo: true}); ans || !decided {
+		t.Errorf("a sandbox run would run it: %v (%s)", d.Verdict, d.Reason)
 	}
 }
