@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -87,7 +88,17 @@ func NewPathDenylist(opts Options) *PathDenylist {
 			add(filepath.Join(filepath.Dir(d), "nibb"))
 		}
 	}
-	if h := opts.Home; h != "" {
+	// The session's home, and the user's own from the password database
+	// when HOME points elsewhere (a harness that gives nodwyn a home of
+	// its own leaves the user's ~/.ssh where it was).
+	homes := []string{opts.Home}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" && u.HomeDir != "/" && filepath.Clean(u.HomeDir) != filepath.Clean(opts.Home) {
+		homes = append(homes, u.HomeDir)
+	}
+	for _, h := range homes {
+		if h == "" {
+			continue
+		}
 		for _, rel := range []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube",
 			".config/nodwyn", ".local/share/nodwyn", ".config/nibb", ".local/share/nibb", ".nibb"} {
 			add(filepath.Join(h, rel))

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -260,6 +261,24 @@ func TestASearchPatternThroughALinkIntoAProtectedDirectoryIsRefused(t *testing.T
 		}
 		if d := g.Check(Request{Tool: "fs-find", Args: map[string]any{"path": ".", "pattern": "internal/*.go"}}); d.Verdict != Allow {
 			t.Errorf("sandbox=%v internal/*.go: got %v (%s)", sandbox, d.Verdict, d.Reason)
+		}
+	}
+}
+
+func TestTheUsersOwnHomeStaysDeniedWhenHOMEPointsElsewhere(t *testing.T) {
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" || u.HomeDir == "/" {
+		t.Skip("no home directory in the password database")
+	}
+	e := newTestEnv(t) // HOME is a temporary directory
+	for _, sandbox := range []bool{false, true} {
+		g := e.guard(sandbox)
+		p := filepath.Join(u.HomeDir, ".ssh", "id_rsa")
+		if d := g.Check(file("fs-read", p)); d.Verdict != Refuse {
+			t.Errorf("sandbox=%v fs-read %s: %v (%s)", sandbox, p, d.Verdict, d.Reason)
+		}
+		if d := g.Check(shell("cat " + p)); d.Verdict != Refuse {
+			t.Errorf("sandbox=%v cat %s: %v (%s)", sandbox, p, d.Verdict, d.Reason)
 		}
 	}
 }
