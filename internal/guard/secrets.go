@@ -38,12 +38,26 @@ type secretPattern struct {
 	// text: the same matches, found many times faster in a long result
 	// where the hint is a common word (key, token).
 	window func(t string, h int, hint string) (lo, hi int, ok bool)
+	// starts, when set, says a match begins within the window's first
+	// bytes, up to the hint (no \b before it): the pattern is then tried
+	// anchored at each of those places only.
+	starts bool
+	first  string // the bytes a match can begin with (with starts)
+	anch   *regexp.Regexp
+}
+
+func init() {
+	for i := range secretPatterns {
+		if p := &secretPatterns[i]; p.starts {
+			p.anch = regexp.MustCompile(`^(?:` + p.re.String() + `)`)
+		}
+	}
 }
 
 var secretPatterns = []secretPattern{
 	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`), hints: []string{"PRIVATE KEY"}},
 	{kind: "aws-access-key", re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), hints: []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}, window: prefixWindow("")},
-	{kind: "aws-secret-key", re: regexp.MustCompile(`aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([a-z0-9/+=]{40})\b`), group: 1, lower: true, hints: []string{"secret"}, window: assignmentWindow(4)},
+	{kind: "aws-secret-key", re: regexp.MustCompile(`aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([a-z0-9/+=]{40})\b`), group: 1, lower: true, hints: []string{"secret"}, window: assignmentWindow(4), starts: true, first: "a"},
 	{kind: "github-token", re: regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`), hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, window: prefixWindow("")},
 	{kind: "github-token", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`), hints: []string{"github_pat_"}, window: prefixWindow("_")},
 	{kind: "gitlab-token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`), hints: []string{"glpat-"}, window: prefixWindow("_-")},
@@ -54,7 +68,7 @@ var secretPatterns = []secretPattern{
 	{kind: "huggingface-token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), hints: []string{"hf_"}, window: prefixWindow("")},
 	{kind: "npm-token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), hints: []string{"npm_"}, window: prefixWindow("")},
 	{kind: "secret-assignment", re: regexp.MustCompile(`(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credential)[a-z0-9_.\-]*["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.=~]{16,})`), group: 1, check: true, lower: true,
-		hints: []string{"key", "secret", "token", "passw", "credential"}, window: assignmentWindow(8)},
+		hints: []string{"key", "secret", "token", "passw", "credential"}, window: assignmentWindow(8), starts: true, first: "astpc"},
 }
 
 // assignmentWindow is the secret-assignment pattern's window: the keyword
@@ -151,6 +165,7 @@ func (p *secretPattern) matches(s, lowered string) [][]int {
 	// they overlap; a match found in one is a match in the text, and
 	// every match in the text lies in one.
 	var spans [][2]int
+	var starts [][2]int // a place a match may begin, and the end of its window
 	for _, h := range p.hints {
 		for from := 0; ; {
 			j := strings.Index(t[from:], h)
@@ -161,8 +176,46 @@ func (p *secretPattern) matches(s, lowered string) [][]int {
 			from = j + 1
 			if lo, hi, ok := p.window(t, j, h); ok {
 				spans = append(spans, [2]int{lo, hi})
+				if p.starts {
+					for k := lo; k <= j; k++ {
+						if strings.IndexByte(p.first, t[k]) >= 0 {
+							starts = append(starts, [2]int{k, hi})
+						}
+					}
+				}
 			}
 		}
+	}
+	if p.starts {
+		// Leftmost first, as FindAll: the first place, in order, where
+		// the pattern matches anchored, then on from where that match ends.
+		sort.Slice(starts, func(i, j int) bool {
+			if starts[i][0] != starts[j][0] {
+				return starts[i][0] < starts[j][0]
+			}
+			return starts[i][1] > starts[j][1]
+		})
+		var out [][]int
+		end, last := 0, -1
+		for _, st := range starts {
+			k := st[0]
+			if k < end || k == last {
+				continue // inside the last match, or tried with a wider window
+			}
+			last = k
+			m := p.anch.FindStringSubmatchIndex(t[k:st[1]])
+			if m == nil {
+				continue
+			}
+			for i := range m {
+				if m[i] >= 0 {
+					m[i] += k
+				}
+			}
+			out = append(out, m)
+			end = max(m[1], k+1)
+		}
+		return out
 	}
 	if len(spans) == 0 {
 		return nil
