@@ -62,12 +62,7 @@ func (t *Tools) shellExec(ctx context.Context, a *argReader) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("prim: shell-exec: %w", err)
 	}
-	cmd := exec.Command(t.opts.Shell, "-c", command)
-	cmd.Dir = t.opts.Folder
-	cmd.Env = t.env
-	cmd.Stdout = w
-	cmd.Stderr = w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd := t.shellCommand(command, w)
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
@@ -335,4 +330,17 @@ func toValid(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// shellCommand is the shell running command in the folder, with the
+// scrubbed environment, stdout and stderr both to out, in a process group of
+// its own (so what it leaves behind can be found and stopped).
+func (t *Tools) shellCommand(command string, out *os.File) *exec.Cmd {
+	cmd := exec.Command(t.opts.Shell, "-c", command)
+	cmd.Dir = t.opts.Folder
+	cmd.Env = t.env
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
 }

@@ -83,12 +83,7 @@ func (t *Tools) shellStart(a *argReader) (Result, error) {
 	if err != nil {
 		return failf("shell-start: could not make the output file: %v", err), nil
 	}
-	cmd := exec.Command(t.opts.Shell, "-c", command)
-	cmd.Dir = t.opts.Folder
-	cmd.Env = t.env
-	cmd.Stdout = f
-	cmd.Stderr = f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd := t.shellCommand(command, f)
 	err = cmd.Start()
 	f.Close()
 	if err != nil {
