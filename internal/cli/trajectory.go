@@ -11,8 +11,9 @@ import (
 )
 
 // An ATIF trajectory (Harbor's Agent Trajectory Interchange Format, v1.4),
-// rewritten whole (temporary file, then rename) after every step, so a run
-// the harness cuts off still leaves a valid file.
+// rewritten whole (temporary file, then rename) as steps come, at most twice
+// a second and at the end, so a run the harness cuts off still leaves a
+// valid file.
 
 type atifAgent struct {
 	Name      string `json:"name"`
@@ -69,7 +70,8 @@ type trajectoryWriter struct {
 	mu      sync.Mutex
 	path    string
 	t       atifTrajectory
-	pending []string // call ids of the last agent step not yet answered
+	pending []string  // call ids of the last agent step not yet answered
+	flushed time.Time // when the file was last written
 }
 
 func newTrajectory(path, model, version string) (*trajectoryWriter, error) {
@@ -147,13 +149,23 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 		tw.add(atifStep{Timestamp: ts, Source: "system", Message: text})
 	case "run.end":
 		tw.t.FinalMetrics.Status, _ = d["status"].(string)
+		tw.flush()
+		return
 	default:
 		return
 	}
-	tw.flush()
+	// The file is rewritten whole, so at most twice a second: a long run
+	// does not write its trajectory hundreds of times over, and a run cut
+	// off loses at most the last half second of steps.
+	if time.Since(tw.flushed) >= flushEvery {
+		tw.flush()
+	}
 }
 
+const flushEvery = 500 * time.Millisecond
+
 func (tw *trajectoryWriter) flush() error {
+	tw.flushed = time.Now()
 	b, err := json.MarshalIndent(tw.t, "", "  ")
 	if err != nil {
 		return err
