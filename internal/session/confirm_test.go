@@ -48,11 +48,11 @@ done
 		t.Fatalf("asked about %q, want %q", asked, want)
 	}
 	reqs := r.model.Requests()
-	again := reqs[3].Messages[len(reqs[3].Messages)-1]
+	again := lastMessage(reqs[3])
 	if again.IsError {
 		t.Fatalf("the approved line did not run again: %q", again.Content)
 	}
-	curl := reqs[5].Messages[len(reqs[5].Messages)-1]
+	curl := lastMessage(reqs[5])
 	if !curl.IsError || !strings.Contains(curl.Content, "declined by a person") {
 		t.Fatalf("the declined call's result: %q", curl.Content)
 	}
@@ -73,11 +73,11 @@ call shell-exec {"command": "cat /etc/hostname"}
 done
 `)
 		reqs := r.model.Requests()
-		rm := reqs[1].Messages[len(reqs[1].Messages)-1]
+		rm := lastMessage(reqs[1])
 		if ran := !rm.IsError; ran != yolo {
 			t.Errorf("yolo=%v: rm -rf ran=%v (%q)", yolo, ran, rm.Content)
 		}
-		outside := reqs[2].Messages[len(reqs[2].Messages)-1]
+		outside := lastMessage(reqs[2])
 		if !outside.IsError {
 			t.Errorf("yolo=%v: a line naming a path outside the folder ran unattended: %q", yolo, outside.Content)
 		}

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/internal/store"
 )
 
@@ -54,4 +56,32 @@ func openDirs(home string) (config.Dirs, *store.Store, error) {
 	dirs := config.ResolveDirs(os.Getenv, home)
 	st, err := store.Open(dirs.Data)
 	return dirs, st, err
+}
+
+// lastMessage is the last message of a request: what the model was answering.
+func lastMessage(req provider.Request) provider.Message {
+	return req.Messages[len(req.Messages)-1]
+}
+
+// modelSaw returns the first system prompt or message of any request that
+// contains one of texts: what the model was shown that it must not see.
+func modelSaw(reqs []provider.Request, texts ...string) (string, bool) {
+	for _, req := range reqs {
+		for _, part := range append([]string{req.System}, contents(req.Messages)...) {
+			for _, text := range texts {
+				if strings.Contains(part, text) {
+					return part, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+func contents(msgs []provider.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Content
+	}
+	return out
 }

@@ -77,17 +77,11 @@ done
 	if len(reqs) < 4 {
 		t.Fatalf("%d requests (%s: %s)", len(reqs), r.out.Status, r.out.Text)
 	}
-	for i, req := range reqs {
-		all := req.System
-		for _, m := range req.Messages {
-			all += "\n" + m.Content
-		}
-		if strings.Contains(all, canary) {
-			t.Fatalf("request %d carries the canary", i)
-		}
+	if part, saw := modelSaw(reqs, canary); saw {
+		t.Fatalf("the model was shown the canary: %q", part)
 	}
 	for i := 1; i < 4; i++ {
-		last := reqs[i].Messages[len(reqs[i].Messages)-1]
+		last := lastMessage(reqs[i])
 		if !last.IsError || !strings.Contains(last.Content, "refused") {
 			t.Errorf("call %d was not refused: %q", i, last.Content)
 		}
@@ -122,11 +116,11 @@ call shell-exec {"command": "echo fine"}
 done
 `)
 	reqs := r.model.Requests()
-	first := reqs[1].Messages[len(reqs[1].Messages)-1]
+	first := lastMessage(reqs[1])
 	if !first.IsError || !strings.Contains(first.Content, "this project does not use docker") || !strings.Contains(first.Content, "project:no-docker") {
 		t.Errorf("docker was not refused by the project checker: %q", first.Content)
 	}
-	second := reqs[2].Messages[len(reqs[2].Messages)-1]
+	second := lastMessage(reqs[2])
 	if second.IsError || !strings.Contains(second.Content, "fine") {
 		t.Errorf("ordinary work was blocked: %q", second.Content)
 	}
@@ -155,12 +149,8 @@ call index-grep {"pattern": "canary", "path": "~/.aws"}
 > reply
 done
 `)
-	for i, req := range r.model.Requests() {
-		for _, m := range req.Messages {
-			if strings.Contains(m.Content, canary) || strings.Contains(m.Content, "id_rsa") {
-				t.Fatalf("request %d shows the home directory's files: %q", i, m.Content)
-			}
-		}
+	if part, saw := modelSaw(r.model.Requests(), canary, "id_rsa"); saw {
+		t.Fatalf("the model was shown the home directory's files: %q", part)
 	}
 }
 
@@ -180,12 +170,8 @@ call fs-find {"pattern": "**/id_*"}
 done
 `)
 	reqs := r.model.Requests()
-	for i, req := range reqs {
-		for _, m := range req.Messages {
-			if strings.Contains(m.Content, canary) || strings.Contains(m.Content, ".ssh/id_rsa") {
-				t.Fatalf("request %d shows ~/.ssh: %q", i, m.Content)
-			}
-		}
+	if part, saw := modelSaw(reqs, canary, ".ssh/id_rsa"); saw {
+		t.Fatalf("the model was shown ~/.ssh: %q", part)
 	}
 	if len(reqs) < 3 {
 		t.Fatalf("%d requests", len(reqs))

@@ -111,7 +111,7 @@ Really done.
 				if len(reqs) != 2 || len(notes) != 1 {
 					t.Fatalf("sandbox: %d requests and %d finish-check notes, want 2 and 1", len(reqs), len(notes))
 				}
-				last := reqs[1].Messages[len(reqs[1].Messages)-1]
+				last := lastMessage(reqs[1])
 				if last.Role != provider.RoleUser || !strings.Contains(last.Content, "someone who did not watch you work") ||
 					!strings.Contains(last.Content, "answer key") {
 					t.Fatalf("the finish check said %q", last.Content)
@@ -146,7 +146,7 @@ func TestASandboxRunIsWarnedOfARepeatedCallAndGoesOn(t *testing.T) {
 		}
 		var warned []int
 		for i, req := range r.model.Requests() {
-			last := req.Messages[len(req.Messages)-1]
+			last := lastMessage(req)
 			if last.Role == provider.RoleTool && strings.Contains(last.Content, warning) {
 				warned = append(warned, i) // request i carries the result of call i
 			}
@@ -167,12 +167,8 @@ func TestASandboxRunIsWarnedOfARepeatedCallAndGoesOn(t *testing.T) {
 		if n := len(r.model.Requests()); n != 4 {
 			t.Fatalf("%d requests, want the run stopped after the 4th identical call", n)
 		}
-		for _, req := range r.model.Requests() {
-			for _, m := range req.Messages {
-				if strings.Contains(m.Content, warning) {
-					t.Fatal("a warning outside sandbox mode")
-				}
-			}
+		if _, saw := modelSaw(r.model.Requests(), warning); saw {
+			t.Fatal("a warning outside sandbox mode")
 		}
 	})
 }
@@ -191,7 +187,7 @@ func TestProgressRepeatsWarnInSandboxMode(t *testing.T) {
 	if len(reqs) < 5 {
 		t.Fatalf("%d requests", len(reqs))
 	}
-	last := reqs[4].Messages[len(reqs[4].Messages)-1].Content
+	last := lastMessage(reqs[4]).Content
 	if !strings.Contains(last, "characters folded") {
 		t.Fatalf("the long result was not folded: %.200q", last)
 	}
@@ -217,14 +213,7 @@ Still nothing.
 		opts.Sandbox = sandbox
 		opts.Profile = "full"
 		r := runSession(t, opts, model)
-		told := false
-		for _, req := range r.model.Requests() {
-			for _, m := range req.Messages {
-				if strings.Contains(m.Content, "No file has changed") {
-					told = true
-				}
-			}
-		}
+		_, told := modelSaw(r.model.Requests(), "No file has changed")
 		if told == sandbox {
 			t.Errorf("sandbox=%v: told %v", sandbox, told)
 		}
@@ -293,7 +282,7 @@ done
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests, want 3", len(reqs))
 	}
-	bad := reqs[1].Messages[len(reqs[1].Messages)-1]
+	bad := lastMessage(reqs[1])
 	if !bad.IsError || !strings.Contains(bad.Content, "send one JSON object") {
 		t.Fatalf("the malformed call's result: %+v", bad)
 	}
@@ -318,12 +307,8 @@ call shell-exec {"command": "cat notes.txt"}
 > reply
 done
 `)
-	for i, req := range r.model.Requests() {
-		for _, m := range req.Messages {
-			if strings.Contains(m.Content, secret) {
-				t.Fatalf("request %d shows the token to the model: %q", i, m.Content)
-			}
-		}
+	if part, saw := modelSaw(r.model.Requests(), secret); saw {
+		t.Fatalf("the model was shown the token: %q", part)
 	}
 	log, err := os.ReadFile(opts.Store.LogPath(r.s.ID))
 	if err != nil {
@@ -354,10 +339,10 @@ func TestTheFinishCheckComesAfterTheProfilesReminders(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests, want 3 (reminder, then the finish check, then the end)", len(reqs))
 	}
-	if last := reqs[1].Messages[len(reqs[1].Messages)-1].Content; !strings.HasPrefix(last, "REMINDER") {
+	if last := lastMessage(reqs[1]).Content; !strings.HasPrefix(last, "REMINDER") {
 		t.Errorf("the second request carries %q, want the profile's reminder", last)
 	}
-	if last := reqs[2].Messages[len(reqs[2].Messages)-1].Content; !strings.Contains(last, "someone who did not watch you work") {
+	if last := lastMessage(reqs[2]).Content; !strings.Contains(last, "someone who did not watch you work") {
 		t.Errorf("the third request carries %q, want the finish check", last)
 	}
 }
