@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/alecthomas/kong"
 )
@@ -133,5 +132,3 @@ func (VersionCmd) Run(e *env) error {
 	fmt.Fprintf(e.stdout, "nodwyn %s\n", Version)
 	return nil
 }
-
-var _ = os.Stdout

@@ -195,8 +195,25 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
-	in := bufio.NewReader(f)
+	// One reader of the terminal for the whole run, started at the first
+	// question: a question given up (the run was cancelled) must not leave a
+	// second reader racing the next one for the person's answer.
+	var answers chan string
 	return func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool) {
+		if answers == nil {
+			answers = make(chan string)
+			go func() {
+				in := bufio.NewReader(f)
+				for {
+					s, err := in.ReadString('\n')
+					if err != nil && s == "" {
+						close(answers)
+						return
+					}
+					answers <- strings.TrimSpace(strings.ToLower(s))
+				}
+			}()
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		what := req.Tool
@@ -216,15 +233,13 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 			} else {
 				fmt.Fprint(r.w, "  allow it? [y]es / [n]o / [a]lways (this command or path, for the rest of the session): ")
 			}
-			ans := make(chan string, 1)
-			go func() {
-				s, _ := in.ReadString('\n')
-				ans <- strings.TrimSpace(strings.ToLower(s))
-			}()
 			select {
 			case <-ctx.Done():
 				return false, false
-			case a := <-ans:
+			case a, ok := <-answers:
+				if !ok { // the terminal closed: nobody to answer
+					return false, false
+				}
 				switch a {
 				case "y", "yes":
 					return true, false

@@ -284,7 +284,7 @@ func (r *RunCmd) providerConfig(cfg *config.Config, dirs config.Dirs, getenv fun
 		}
 	}
 	if pc.Provider == "openai" || pc.Provider == "anthropic" {
-		key, err := apiKey(dirs, pc.Provider, cfg.Provider.KeyEnv, getenv)
+		key, err := config.APIKey(dirs, pc.Provider, cfg.Provider.KeyEnv, getenv)
 		if err != nil {
 			return pc, &exitError{code: ExitUsage, err: err}
 		}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/prim"
 )
 
@@ -97,10 +96,4 @@ func Getenv(name string) string {
 		return v
 	}
 	return os.Getenv(name)
-}
-
-// apiKey finds the provider's key (environment, hidden or not, then the
-// credentials file).
-func apiKey(dirs config.Dirs, prov, keyEnv string, getenv func(string) string) (string, error) {
-	return config.APIKey(dirs, prov, keyEnv, getenv)
 }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -264,8 +263,6 @@ func decisionAlist(verdict, checker, reason string) scheme.Value {
 		scheme.Cons(scheme.Symbol("reason"), scheme.NewString(reason)),
 	)
 }
-
-var _ = fmt.Sprintf
 
 // loadablePath resolves a path for (load …): inside <folder>/.nodwyn or the
 // configuration directory, by its physical path.

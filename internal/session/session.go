@@ -18,7 +18,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	nodwyn "github.com/nodwyn/nodwyn"
@@ -96,7 +95,6 @@ type Session struct {
 	state  *store.SessionState
 	appr   *guard.Approvals
 
-	mu        sync.Mutex // guards messages for the sinks/state writer
 	messages  []provider.Message
 	toolCalls int
 	usage     provider.Usage
@@ -378,9 +376,7 @@ func (s *Session) saveState(status, profile string) {
 	if s.opts.Store == nil || s.opts.Dry {
 		return
 	}
-	s.mu.Lock()
 	msgs, _ := json.Marshal(s.messages)
-	s.mu.Unlock()
 	st := s.state
 	if st == nil {
 		st = &store.SessionState{ID: s.ID, Created: s.started}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,16 +16,12 @@ import (
 )
 
 func (s *Session) addUser(text string) {
-	s.mu.Lock()
 	s.messages = append(s.messages, provider.Message{Role: provider.RoleUser, Content: text})
-	s.mu.Unlock()
 	s.emit("message", map[string]any{"role": "user", "text": s.redact(text)})
 }
 
 func (s *Session) addToolResult(id, name, text string, isErr bool) {
-	s.mu.Lock()
 	s.messages = append(s.messages, provider.Message{Role: provider.RoleTool, ToolCallID: id, Name: name, Content: text, IsError: isErr})
-	s.mu.Unlock()
 }
 
 // modelTurn sends one request and returns the reply to Scheme.
@@ -51,9 +47,7 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 		req.Tools = append(req.Tools, provider.Tool{Name: name, Description: scheme.DisplayString(pr.Cdr), Parameters: s.tools.Schema(name)})
 	}
 	store.TouchScratch(s.scratch) // a week untouched is what the sweep takes
-	s.mu.Lock()
 	req.Messages = append([]provider.Message(nil), s.messages...)
-	s.mu.Unlock()
 
 	reqData := map[string]any{"messages": len(req.Messages), "tools": len(req.Tools)}
 	if req.System != s.lastSystem { // the log keeps what was sent, once
@@ -82,9 +76,7 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 	s.usage.OutputTokens += reply.Usage.OutputTokens
 	s.usage.CacheReadTokens += reply.Usage.CacheReadTokens
 
-	s.mu.Lock()
 	s.messages = append(s.messages, provider.Message{Role: provider.RoleAssistant, Content: reply.Text, ToolCalls: reply.ToolCalls})
-	s.mu.Unlock()
 
 	calls := make([]scheme.Value, 0, len(reply.ToolCalls))
 	logged := make([]map[string]any, 0, len(reply.ToolCalls))
@@ -198,7 +190,7 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 	callData["arguments"] = redactArgs(s, req.Args)
 	s.emit("tool.call", callData)
 
-	if !known(s.tools.Names(), name) {
+	if !slices.Contains(s.tools.Names(), name) {
 		msg := fmt.Sprintf("there is no tool %q here; the tools are: %s", name, strings.Join(s.tools.Names(), ", "))
 		s.emit("tool.result", map[string]any{"name": name, "error": true, "output": msg})
 		return resultAlist(msg, true, "refuse", "tools", -1), nil
@@ -279,30 +271,15 @@ func refusalText(d guard.Decision, why string) string {
 	}
 }
 
-func known(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
 // redactArgs renders arguments for the log with secrets replaced and long
 // contents shortened.
 func redactArgs(s *Session, args map[string]any) map[string]any {
 	out := make(map[string]any, len(args))
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if str, ok := args[k].(string); ok {
-			out[k] = s.redact(str)
-		} else {
-			out[k] = args[k]
+	for k, v := range args {
+		if str, ok := v.(string); ok {
+			v = s.redact(str)
 		}
+		out[k] = v
 	}
 	return out
 }
