@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/provider"
@@ -344,5 +346,56 @@ func TestTheFinishCheckComesAfterTheProfilesReminders(t *testing.T) {
 	}
 	if last := lastMessage(reqs[2]).Content; !strings.Contains(last, "someone who did not watch you work") {
 		t.Errorf("the third request carries %q, want the finish check", last)
+	}
+}
+
+// The full profile's shell-exec description says what happens to what a
+// command starts in the background: it keeps running in sandbox mode, it is
+// stopped otherwise. The saved state records sandbox mode.
+func TestShellExecDescriptionAndStateFollowSandboxMode(t *testing.T) {
+	for _, sandbox := range []bool{false, true} {
+		opts := baseOpts(t)
+		opts.Sandbox, opts.Profile = sandbox, "full"
+		r := runSession(t, opts, "> reply\ndone\n")
+		var desc string
+		for _, tool := range r.model.Requests()[0].Tools {
+			if tool.Name == "shell-exec" {
+				desc = tool.Description
+			}
+		}
+		keeps := strings.Contains(desc, "keeps running after it ends")
+		stops := strings.Contains(desc, "is stopped when it ends")
+		if keeps != sandbox || stops == sandbox {
+			t.Errorf("sandbox=%v: shell-exec's description: %q", sandbox, desc)
+		}
+		st, err := opts.Store.LoadState(r.s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Sandbox != sandbox || st.Unattended != true {
+			t.Errorf("sandbox=%v: saved state says sandbox=%v unattended=%v", sandbox, st.Sandbox, st.Unattended)
+		}
+		if sandbox {
+			os.RemoveAll(r.s.Scratch())
+		}
+	}
+}
+
+// (budget-left) reports what is left of the run's budgets to Scheme.
+func TestBudgetLeftIsWhatTheRunHasLeft(t *testing.T) {
+	opts := baseOpts(t)
+	opts.MaxToolCalls = 5
+	opts.Timeout = time.Hour
+	writeInit(t, opts.Folder, `
+(define-profile 'probe
+  (list (cons 'turn-end (lambda (reply)
+                          (log-note (format #f "budget: ~s" (budget-left)))
+                          #f))))
+`)
+	opts.Profile = "probe"
+	r := runSession(t, opts, "> reply\ncall fs-find {\"pattern\": \"*\"}\n> reply\ndone\n")
+	notes := r.notes("budget: ")
+	if len(notes) != 1 || !strings.Contains(notes[0], "(tool-calls . 4)") || !regexp.MustCompile(`\(seconds \. 3[56]\d\d\)`).MatchString(notes[0]) {
+		t.Fatalf("notes %q", notes)
 	}
 }
