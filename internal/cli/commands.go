@@ -214,11 +214,14 @@ func (c *LogCmd) Run(e *env) error {
 		_, err = e.stdout.Write(b)
 		return err
 	}
-	evs, err := store.ReadLog(path)
+	evs, bad, err := store.ReadLogSkipping(path)
 	if err != nil {
 		return err
 	}
 	store.RenderLog(e.stdout, evs)
+	for _, n := range bad {
+		fmt.Fprintf(e.stderr, "nodwyn: %s line %d is not a valid event; skipped\n", path, n)
+	}
 	return nil
 }
 

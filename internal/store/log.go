@@ -217,3 +217,33 @@ func lastLine(f *os.File, end int64) ([]byte, error) {
 	}
 	return bytes.TrimSpace(b), nil
 }
+
+// ReadLogSkipping reads the events of the log at path as ReadLog does, but
+// a malformed line is skipped rather than ending the reading: bad lists the
+// numbers of the lines skipped (a cut-short last line is left out silently).
+func ReadLogSkipping(path string) (evs []Event, bad []int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read log: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; ; n++ {
+		line, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return evs, bad, fmt.Errorf("read log %s: %w", path, rerr)
+		}
+		complete := len(line) > 0 && line[len(line)-1] == '\n'
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			var ev Event
+			if json.Unmarshal(t, &ev) == nil {
+				evs = append(evs, ev)
+			} else if complete {
+				bad = append(bad, n)
+			}
+		}
+		if rerr == io.EOF {
+			return evs, bad, nil
+		}
+	}
+}

@@ -177,7 +177,8 @@ func readSummary(path string) (SessionState, error) {
 
 // ListSessions returns the saved sessions, newest first, without their
 // Messages. A directory without a state file is left out; one whose state
-// file does not parse is listed with Status "unreadable".
+// file does not parse is listed with Status "unreadable"; a "running" one
+// whose lock no live process holds (SessionHeld) is listed "interrupted".
 func (s *Store) ListSessions() ([]SessionState, error) {
 	ents, err := os.ReadDir(s.sessionsDir())
 	if errors.Is(err, os.ErrNotExist) {
@@ -205,6 +206,9 @@ func (s *Store) ListSessions() ([]SessionState, error) {
 		}
 		if v.ID == "" {
 			v.ID = e.Name()
+		}
+		if v.Status == "running" && !s.SessionHeld(v.ID) {
+			v.Status = "interrupted" // its process died without saving an end
 		}
 		out = append(out, v)
 	}
