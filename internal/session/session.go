@@ -79,6 +79,8 @@ var (
 	ErrToolBudget  = errors.New("the tool-call budget is used up")
 	ErrDeadline    = errors.New("the run's time limit was reached")
 	ErrInterrupted = errors.New("interrupted")
+	// ErrStorage ends a run whose log or state cannot be written.
+	ErrStorage = errors.New("the session's log or state cannot be written")
 )
 
 // Session is one run.
@@ -108,6 +110,8 @@ type Session struct {
 	pendingCheckers []guard.Checker
 	lastSystem      string
 	toolTime        time.Duration // time spent inside the tools (for the overhead benchmark)
+	lock            *store.SessionLock
+	storeErr        error // the first failed write of the log or state
 }
 
 // New makes a session: the scratch directory, the guard, the tools, the log
@@ -143,11 +147,18 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		s.ID = st.ID
 		s.state = st
 		s.toolCalls = st.ToolCalls
-		closeDangling(&s.messages)
+		closeDangling(&s.messages, ranResults(opts.Store.LogPath(st.ID)))
 	} else if opts.Dry {
 		s.ID = "dry"
 	} else {
 		s.ID = store.NewSessionID()
+	}
+	if !opts.Dry && opts.Store != nil {
+		lk, err := opts.Store.LockSession(s.ID)
+		if err != nil {
+			return nil, err
+		}
+		s.lock = lk
 	}
 	if !opts.Dry {
 		if _, err := store.SweepScratch(opts.Dirs.Data, time.Now()); err != nil {
@@ -282,8 +293,15 @@ func (s *Session) Run(ctx context.Context) Outcome {
 	instruction := s.opts.Instruction
 	if instruction == "" && s.opts.ResumeID != "" {
 		instruction = "Continue the task."
+		if len(s.messages) == 0 && s.state != nil && s.state.Instruction != "" {
+			// Killed before its first reply was saved: the task is all there is.
+			instruction = s.state.Instruction
+		}
 	}
-	_, err := s.interp.CallByName(ctx, "run-session", scheme.NewString(instruction))
+	var err error
+	if s.storeErr == nil {
+		_, err = s.interp.CallByName(ctx, "run-session", scheme.NewString(instruction))
+	}
 	out := s.outcomeOf(ctx, err)
 	s.emit("run.end", map[string]any{
 		"status": out.Status, "text": s.redact(out.Text), "tool_calls": s.toolCalls,
@@ -291,10 +309,16 @@ func (s *Session) Run(ctx context.Context) Outcome {
 		"elapsed_ms": time.Since(s.started).Milliseconds(),
 	})
 	s.saveState(out.Status, profile)
+	if s.storeErr != nil && out.Status != "failed" {
+		out = Outcome{Status: "failed", Text: s.storeErr.Error(), Err: s.storeErr}
+	}
 	return out
 }
 
 func (s *Session) outcomeOf(ctx context.Context, err error) Outcome {
+	if s.storeErr != nil {
+		return Outcome{Status: "failed", Text: "stopped: " + s.storeErr.Error(), Err: s.storeErr}
+	}
 	if err == nil {
 		if s.outcome != nil {
 			return *s.outcome
@@ -346,6 +370,7 @@ func (s *Session) Close() error {
 	if s.log != nil {
 		s.log.Close()
 	}
+	s.lock.Unlock()
 	s.cleanupScratch()
 	return nil
 }
@@ -364,7 +389,7 @@ func (s *Session) emit(typ string, data map[string]any) {
 	ev := store.Event{Type: typ, Time: time.Now(), Data: data}
 	if s.log != nil {
 		if err := s.log.Write(&ev); err != nil {
-			fmt.Fprintf(os.Stderr, "nodwyn: writing the log: %v\n", err)
+			s.storageFailed(fmt.Errorf("writing the log: %w", err))
 		}
 	}
 	for _, sink := range s.opts.Sinks {
@@ -392,13 +417,45 @@ func (s *Session) saveState(status, profile string) {
 	st.Messages, st.ToolCalls = msgs, s.toolCalls
 	st.Usage = map[string]int{"input_tokens": s.usage.InputTokens, "output_tokens": s.usage.OutputTokens}
 	if err := s.opts.Store.SaveState(st); err != nil {
-		fmt.Fprintf(os.Stderr, "nodwyn: saving the session: %v\n", err)
+		s.storageFailed(fmt.Errorf("saving the session: %w", err))
 	}
 }
 
+// storageFailed ends the run: a session whose log or state cannot be written
+// could not be resumed or audited.
+func (s *Session) storageFailed(err error) {
+	fmt.Fprintf(os.Stderr, "nodwyn: %v\n", err)
+	if s.storeErr == nil {
+		s.storeErr = fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	if s.cancel != nil {
+		s.cancel(s.storeErr)
+	}
+}
+
+// ranResults reads, from the log at path, the tool.result events after its
+// last model.reply: the calls of that reply that ran before a crash.
+func ranResults(path string) []store.Event {
+	evs, _, err := store.ReadLogSkipping(path)
+	if err != nil {
+		return nil
+	}
+	var ran []store.Event
+	for _, ev := range evs {
+		switch ev.Type {
+		case "model.reply":
+			ran = ran[:0]
+		case "tool.result":
+			ran = append(ran, ev)
+		}
+	}
+	return ran
+}
+
 // closeDangling answers tool calls a crashed run left unanswered, so the
-// conversation can be sent again.
-func closeDangling(msgs *[]provider.Message) {
+// conversation can be sent again. A call whose result is among ran (in order,
+// by name) is answered with that result; the others were not run.
+func closeDangling(msgs *[]provider.Message, ran []store.Event) {
 	m := *msgs
 	for i := len(m) - 1; i >= 0; i-- {
 		if m[i].Role != provider.RoleAssistant || len(m[i].ToolCalls) == 0 {
@@ -410,7 +467,22 @@ func closeDangling(msgs *[]provider.Message) {
 				answered[later.ToolCallID] = true
 			}
 		}
+		next := 0
 		for _, tc := range m[i].ToolCalls {
+			res := -1
+			for j := next; j < len(ran); j++ {
+				if name, _ := ran[j].Data["name"].(string); name == tc.Name {
+					res, next = j, j+1
+					break
+				}
+			}
+			if res >= 0 && !answered[tc.ID] {
+				out, _ := ran[res].Data["output"].(string)
+				isErr, _ := ran[res].Data["error"].(bool)
+				m = append(m, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
+					Content: "this call ran before the session was interrupted; its result:\n" + out, IsError: isErr})
+				continue
+			}
 			if !answered[tc.ID] {
 				m = append(m, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
 					Content: "not run: the session was interrupted before this call finished", IsError: true})
