@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/nodwyn/nodwyn/internal/config"
@@ -196,7 +195,7 @@ func (r *RunCmd) Run(e *env) error {
 		sinks = append(sinks, tw.event)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	opts := session.Options{
 		Folder: folder, Instruction: task, Profile: o.profile,
