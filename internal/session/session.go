@@ -194,7 +194,10 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	}
 	// The profile is known now: the lean profile lets an unattended run use
 	// /tmp, and leaves a command still running at its time limit alone.
-	lean := s.profileName() == "lean"
+	// Guard settings come from the run's options alone, never from Scheme
+	// (a project init could redefine current-profile-name): lean is the
+	// profile chosen by flag/config/env, or the default for unattended runs.
+	lean := opts.Profile == "lean" || (opts.Profile == "" && opts.Unattended)
 	home, _ := os.UserHomeDir()
 	s.guard = guard.New(guard.Options{
 		Folder:         opts.Folder,
