@@ -52,18 +52,19 @@ type atifStep struct {
 }
 
 type atifFinal struct {
-	TotalPromptTokens     int    `json:"total_prompt_tokens"`
-	TotalCompletionTokens int    `json:"total_completion_tokens"`
-	TotalSteps            int    `json:"total_steps"`
-	Status                string `json:"status,omitempty"`
+	TotalPromptTokens     int            `json:"total_prompt_tokens"`
+	TotalCompletionTokens int            `json:"total_completion_tokens"`
+	TotalSteps            int            `json:"total_steps"`
+	Extra                 map[string]any `json:"extra,omitempty"`
 }
 
 type atifTrajectory struct {
-	SchemaVersion string     `json:"schema_version"`
-	SessionID     string     `json:"session_id"`
-	Agent         atifAgent  `json:"agent"`
-	Steps         []atifStep `json:"steps"`
-	FinalMetrics  atifFinal  `json:"final_metrics"`
+	SchemaVersion string         `json:"schema_version"`
+	SessionID     string         `json:"session_id"`
+	Agent         atifAgent      `json:"agent"`
+	Steps         []atifStep     `json:"steps"`
+	FinalMetrics  atifFinal      `json:"final_metrics"`
+	Extra         map[string]any `json:"extra,omitempty"`
 }
 
 type trajectoryWriter struct {
@@ -72,6 +73,8 @@ type trajectoryWriter struct {
 	t       atifTrajectory
 	pending []string  // call ids of the last agent step not yet answered
 	flushed time.Time // when the file was last written
+	dirty   bool
+	timer   *time.Timer
 }
 
 func newTrajectory(path, model, version string) (*trajectoryWriter, error) {
@@ -145,14 +148,37 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 			}
 		}
 	case "note":
+		// Log notes were never shown to the model: not a step, kept aside.
 		text, _ := d["text"].(string)
-		tw.add(atifStep{Timestamp: ts, Source: "system", Message: text})
+		if tw.t.Extra == nil {
+			tw.t.Extra = map[string]any{}
+		}
+		notes, _ := tw.t.Extra["notes"].([]string)
+		tw.t.Extra["notes"] = append(notes, text)
 	case "run.end":
-		tw.t.FinalMetrics.Status, _ = d["status"].(string)
+		status, _ := d["status"].(string)
+		tw.t.FinalMetrics.Extra = map[string]any{"status": status}
 		tw.flush()
 		return
 	default:
 		return
+	}
+	tw.dirty = true
+	// The first step is written at once, so a run killed early leaves a
+	// file with its session id and step.
+	if len(tw.t.Steps) <= 1 {
+		tw.flush()
+		return
+	}
+	if tw.timer == nil {
+		tw.timer = time.AfterFunc(flushEvery, func() {
+			tw.mu.Lock()
+			defer tw.mu.Unlock()
+			tw.timer = nil
+			if tw.dirty {
+				tw.flush()
+			}
+		})
 	}
 	// The file is rewritten whole, so at most twice a second: a long run
 	// does not write its trajectory hundreds of times over, and a run cut
@@ -166,6 +192,7 @@ const flushEvery = 500 * time.Millisecond
 
 func (tw *trajectoryWriter) flush() error {
 	tw.flushed = time.Now()
+	tw.dirty = false
 	b, err := json.MarshalIndent(tw.t, "", "  ")
 	if err != nil {
 		return err

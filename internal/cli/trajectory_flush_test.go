@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nodwyn/nodwyn/internal/store"
+)
+
+// A writer that gets no further events still writes its steps within ~1 s,
+// the file carries the session id, notes are not system steps and the run's
+// status sits under final_metrics.extra (Harbor forbids unknown fields).
+func TestTrajectoryTimerFlushAndShape(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.json")
+	tw, err := newTrajectory(p, "m", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tw.event(store.Event{Type: "run.start", Time: now, Data: map[string]any{"session": "s1"}})
+	tw.event(store.Event{Type: "message", Time: now, Data: map[string]any{"text": "hi"}})
+	tw.event(store.Event{Type: "note", Time: now, Data: map[string]any{"text": "a note"}})
+	tw.event(store.Event{Type: "model.reply", Time: now, Data: map[string]any{"text": "ok"}})
+	time.Sleep(1 * time.Second)
+	var got map[string]any
+	b, _ := os.ReadFile(p)
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["session_id"] != "s1" {
+		t.Fatalf("session_id = %v", got["session_id"])
+	}
+	steps, _ := got["steps"].([]any)
+	if len(steps) != 2 {
+		t.Fatalf("want 2 steps flushed by the timer, got %d: %s", len(steps), b)
+	}
+	for _, s := range steps {
+		if s.(map[string]any)["source"] == "system" {
+			t.Fatalf("note became a system step: %s", b)
+		}
+	}
+	tw.event(store.Event{Type: "run.end", Time: now, Data: map[string]any{"status": "done"}})
+	b, _ = os.ReadFile(p)
+	json.Unmarshal(b, &got)
+	fm := got["final_metrics"].(map[string]any)
+	if _, bad := fm["status"]; bad {
+		t.Fatalf("final_metrics.status is not a Harbor field: %s", b)
+	}
+	if fm["extra"].(map[string]any)["status"] != "done" {
+		t.Fatalf("status not in extra: %s", b)
+	}
+}
