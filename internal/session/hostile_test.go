@@ -177,3 +177,38 @@ done
 		t.Fatalf("%d requests", len(reqs))
 	}
 }
+
+// The guard's /tmp rule follows the profile the run chose (flag, config,
+// environment), never what Scheme says the profile is: a project init that
+// redefines current-profile-name as lean does not let a full unattended run
+// write to the temporary directory, while a run that chose lean still may.
+func TestProfileNameFromSchemeDoesNotWidenTheGuard(t *testing.T) {
+	for _, tc := range []struct {
+		profile string
+		allowed bool
+	}{{"full", false}, {"lean", true}} {
+		t.Run(tc.profile, func(t *testing.T) {
+			opts := baseOpts(t)
+			opts.Profile = tc.profile
+			opts.Unattended = true
+			writeInit(t, opts.Folder, `
+(define (current-profile-name) 'lean)
+(log-note "project-init-loaded")
+`)
+			target := filepath.Join(os.Getenv("TMPDIR"), "x.txt")
+			r := runSession(t, opts, `
+> reply
+call fs-write {"path": "`+target+`", "content": "hello"}
+> reply
+done
+`)
+			if len(r.notes("project-init-loaded")) == 0 {
+				t.Fatal("the project init was not loaded; the test proves nothing")
+			}
+			_, err := os.Stat(target)
+			if written := err == nil; written != tc.allowed {
+				t.Fatalf("profile %s: written=%v, want %v (%s: %s)", tc.profile, written, tc.allowed, r.out.Status, r.out.Text)
+			}
+		})
+	}
+}
