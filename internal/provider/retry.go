@@ -323,6 +323,10 @@ func (r retrier) do(ctx context.Context, onDelta func(Delta), fn attemptFunc) (R
 				return Reply{}, fail
 			}
 		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+			fail.Note = fmt.Sprintf("the run's deadline comes before the next attempt, due in %s", wait.Round(time.Millisecond))
+			return Reply{}, fail
+		}
 		if r.onRetry != nil {
 			r.onRetry(attempt, wait, fail)
 		}

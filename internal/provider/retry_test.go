@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -102,5 +103,28 @@ func TestLocalErrorNotRetried(t *testing.T) {
 	})
 	if calls != 1 || err == nil || err.Error() != "provider x: POST http://h/p: cannot encode request" {
 		t.Errorf("%d calls, err %v", calls, err)
+	}
+}
+
+// A retry due after the run's deadline is not waited for: the request
+// fails at once, saying so, instead of sleeping into the deadline.
+func TestRetryStopsAtRunDeadline(t *testing.T) {
+	r := newRetrier("x", "u", Config{MaxRetryWait: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	attempts := 0
+	start := time.Now()
+	_, err := r.do(ctx, nil, func(ctx context.Context, c *capture) (Reply, error) {
+		attempts++
+		c.sent, c.status = true, http.StatusTooManyRequests
+		c.header = http.Header{"Retry-After": {"5"}}
+		return Reply{}, errors.New("429")
+	})
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Fatalf("took %s, want an immediate failure", took)
+	}
+	var pe *Error
+	if !errors.As(err, &pe) || attempts != 1 || !strings.Contains(pe.Note, "deadline") {
+		t.Fatalf("attempts %d, err %v", attempts, err)
 	}
 }
