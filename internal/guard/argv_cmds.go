@@ -1313,6 +1313,9 @@ func (an *analyzer) git(args []string) string {
 			an.uncertain = true
 		}
 	}
+	if why := gitDestructive(sub, rest); why != "" {
+		an.find(Confirm, why+"; a person is asked")
+	}
 	switch sub {
 	case "push":
 		an.find(Confirm, "git push changes a remote repository; a person is asked")
@@ -2139,4 +2142,55 @@ func tarExtracts(args []string) bool {
 		}
 	}
 	return false
+}
+
+// gitDestructive names what a git subcommand destroys that no undo can bring
+// back, or "" when it is an ordinary, recoverable git operation.
+func gitDestructive(sub string, rest []string) string {
+	has := func(pred func(string) bool) bool {
+		for _, a := range rest {
+			if a == "--" {
+				break
+			}
+			if pred(a) {
+				return true
+			}
+		}
+		return false
+	}
+	short := func(c byte) func(string) bool {
+		return func(a string) bool {
+			return len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], c) >= 0
+		}
+	}
+	eq := func(s string) func(string) bool { return func(a string) bool { return a == s } }
+	switch sub {
+	case "reset":
+		if has(eq("--hard")) || has(eq("--merge")) || has(eq("--keep")) {
+			return "git reset --hard throws away uncommitted changes for good"
+		}
+	case "clean":
+		dry := has(short('n')) || has(eq("--dry-run"))
+		if !dry && (has(short('f')) || has(eq("--force"))) {
+			return "git clean -f deletes untracked files for good"
+		}
+	case "checkout", "restore":
+		for j, a := range rest {
+			if a == "--" && j+1 < len(rest) || sub == "checkout" && (a == "-f" || a == "--force") {
+				return "git " + sub + " overwrites uncommitted changes for good"
+			}
+		}
+		if sub == "restore" && !has(eq("--staged")) {
+			return "git restore overwrites uncommitted changes for good"
+		}
+	case "stash":
+		if len(rest) > 0 && (rest[0] == "drop" || rest[0] == "clear") {
+			return "git stash " + rest[0] + " throws away stashed changes for good"
+		}
+	case "branch":
+		if has(eq("-D")) || has(func(a string) bool { return a == "--delete" }) && has(func(a string) bool { return a == "--force" || a == "-f" }) {
+			return "git branch -D deletes a branch whether or not it was merged"
+		}
+	}
+	return ""
 }

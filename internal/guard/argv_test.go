@@ -77,6 +77,8 @@ func TestNetworkToolsAndHardTriggersAreOrdinaryConfirms(t *testing.T) {
 			"nc -l 8080", "ncat host 80", "socat - TCP:host:80", "telnet host 80", "echo hi > /dev/tcp/host/80",
 			"rm -rf build", "rm -r -f build", "rm --recursive --force build", "git push", "git push --force origin main",
 			"mkfs.ext4 disk.img", "rsync -a build/ host:/srv/app/",
+			"git reset --hard", "git reset --hard HEAD~1", "git clean -fdx", "git clean -f", "git checkout -- .",
+			"git checkout -f main", "git restore .", "git stash drop", "git stash clear", "git branch -D topic",
 		} {
 			d := judge(t, g, line)
 			if d.Verdict != Confirm {
@@ -92,7 +94,9 @@ func TestNetworkToolsAndHardTriggersAreOrdinaryConfirms(t *testing.T) {
 		if d := judge(t, g, "sudo dd if=disk.img of=/dev/sdb"); d.Verdict < Confirm || (sandbox && d.Verdict != Confirm) {
 			t.Errorf("sandbox=%v dd of=/dev/sdb: %v (%s)", sandbox, d.Verdict, d.Reason)
 		}
-		for _, line := range []string{"rm -f a.o", "rm -r build", "git status", "dd if=/dev/zero of=disk.img bs=1M count=1"} {
+		for _, line := range []string{"rm -f a.o", "rm -r build", "git status",
+			"git checkout main", "git reset HEAD~1", "git reset --soft HEAD~1", "git stash", "git stash pop",
+			"git branch -d topic", "git clean -n", "git clean -nfd", "git restore --staged a.go", "dd if=/dev/zero of=disk.img bs=1M count=1"} {
 			if d := judge(t, g, line); d.Verdict != Allow {
 				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
 			}
