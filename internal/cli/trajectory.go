@@ -207,5 +207,9 @@ func (tw *trajectoryWriter) flush() error {
 func (tw *trajectoryWriter) close() {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
+	if tw.timer != nil {
+		tw.timer.Stop() // the final write below covers what it would have written
+		tw.timer = nil
+	}
 	tw.flush()
 }
