@@ -70,6 +70,15 @@ func benchRun(b *testing.B, in *Interp, call string, want Value) {
 
 func BenchmarkFib30(b *testing.B) { benchRun(b, benchSetup(b, BenchFib), "(fib 30)", 832040) }
 
+// BenchmarkFib30Bounded is BenchmarkFib30 under a step and a memory bound
+// (as nodwyn loads init.scm): the heap is read at every poll.
+func BenchmarkFib30Bounded(b *testing.B) {
+	in := benchSetup(b, BenchFib)
+	in.SetStepLimit(1 << 40)
+	in.SetMemoryLimit(1 << 30)
+	benchRun(b, in, "(fib 30)", 832040)
+}
+
 func BenchmarkTak(b *testing.B) { benchRun(b, benchSetup(b, BenchTak), "(tak 18 12 6)", 7) }
 
 func BenchmarkStringLoop200k(b *testing.B) {

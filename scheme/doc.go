@@ -57,7 +57,12 @@
 // guard or with-exception-handler, dynamic-wind "after" thunks do not run on
 // it, and parameterize bindings are restored. SetStepLimit sets a budget of
 // procedure calls per evaluation (ErrStepLimit); raising an error is charged
-// in proportion to the stack depth. SetMaxDepth caps nested non-tail calls
+// in proportion to the stack depth. SetMemoryLimit bounds how much the Go
+// heap may grow during each evaluation (ErrMemoryLimit): the heap is read
+// about every thousand calls, in long primitive loops and before large
+// objects are made, and a reading above the bound is confirmed after a
+// garbage collection, so only what the evaluation keeps counts. Both
+// aborts name the position of the innermost call. SetMaxDepth caps nested non-tail calls
 // (DefaultMaxDepth = 10000; unwinding a Go panic costs time in proportion
 // to the stack depth, so deeper caps make errors in deep recursions slow)
 // with a catchable error "call depth exceeded";

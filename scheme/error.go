@@ -70,6 +70,10 @@ func (e *Error) Trace() string {
 // budget set with SetStepLimit runs out.
 var ErrStepLimit = errors.New("scheme: step limit exceeded")
 
+// ErrMemoryLimit is the cause (errors.Is) of the error returned when the
+// heap grows past the bound set with SetMemoryLimit.
+var ErrMemoryLimit = errors.New("scheme: memory limit exceeded")
+
 // ExitError is the cause of the error returned when a script calls (exit).
 type ExitError struct{ Code int }
 

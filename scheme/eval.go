@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime/metrics"
 	"strings"
 	"sync/atomic"
 )
@@ -105,6 +106,10 @@ type thread struct {
 	maxDepth  int
 	stepLimit int64
 	steps     int64
+	memLimit  int64 // bytes the heap may grow by; 0 = no bound
+	memBase   uint64
+	charged   int64 // bytes of large objects asked for since the last look
+	memSample []metrics.Sample
 	cancelled atomic.Bool
 	ctxs      []ctxEntry
 	active    int
@@ -118,7 +123,10 @@ func (th *thread) poll() {
 		th.abortCancelled()
 	}
 	if th.stepLimit > 0 && th.steps > th.stepLimit {
-		th.panicAbort(&abortSig{err: &Error{Msg: fmt.Sprintf("step limit of %d procedure calls exceeded", th.stepLimit), Err: ErrStepLimit, Stack: th.snapshot(nil, "")}})
+		th.panicAbort(th.boundErr(fmt.Sprintf("step limit of %d procedure calls exceeded", th.stepLimit), ErrStepLimit))
+	}
+	if th.memLimit > 0 {
+		th.checkMemory(0)
 	}
 }
 

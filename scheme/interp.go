@@ -112,6 +112,7 @@ func (in *Interp) run(ctx context.Context, f func(th *thread) Value) (v Value, e
 		th.steps = 0
 		th.tick = tickInterval
 		th.cancelled.Store(false)
+		th.memStart()
 	}
 	th.active++
 	if ctx != nil {

@@ -132,8 +132,13 @@ func checkSize(proc string, n int) error {
 // reaches a long-running primitive too. Outside an evaluation it does
 // nothing.
 func (in *Interp) checkCancel() {
-	if th := in.th; th != nil && th.active > 0 && th.cancelled.Load() {
-		th.abortCancelled()
+	if th := in.th; th != nil && th.active > 0 {
+		if th.cancelled.Load() {
+			th.abortCancelled()
+		}
+		if th.memLimit > 0 {
+			th.checkMemory(0)
+		}
 	}
 }
 

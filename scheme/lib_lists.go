@@ -323,7 +323,7 @@ func listPrimitives() []*Primitive {
 			if !ok || n < 0 {
 				return nil, WrongType("make-list", "a non-negative exact integer", args[0])
 			}
-			if err := checkSize("make-list", n); err != nil {
+			if err := in.checkAlloc("make-list", n, pairBytes); err != nil {
 				return nil, err
 			}
 			var fill Value = Void

@@ -383,7 +383,7 @@ func srfi1Primitives() []*Primitive {
 			if !ok || n < 0 {
 				return nil, WrongType("iota", "a non-negative exact integer", args[0])
 			}
-			if err := checkSize("iota", n); err != nil {
+			if err := in.checkAlloc("iota", n, pairBytes); err != nil {
 				return nil, err
 			}
 			var start, step Value = 0, 1
@@ -411,7 +411,7 @@ func srfi1Primitives() []*Primitive {
 			if !ok || n < 0 {
 				return nil, WrongType("list-tabulate", "a non-negative exact integer", args[0])
 			}
-			if err := checkSize("list-tabulate", n); err != nil {
+			if err := in.checkAlloc("list-tabulate", n, pairBytes); err != nil {
 				return nil, err
 			}
 			if err := argProc("list-tabulate", args[1]); err != nil {

@@ -153,7 +153,7 @@ func padPrim(name string, right bool) *Primitive {
 		if !ok || n < 0 {
 			return nil, WrongType(name, "a non-negative exact integer", args[1])
 		}
-		if err := checkSize(name, n); err != nil {
+		if err := in.checkAlloc(name, n, 1); err != nil {
 			return nil, err
 		}
 		pad := ' '
@@ -205,7 +205,7 @@ func stringPrimitives() []*Primitive {
 			if !ok || n < 0 {
 				return nil, WrongType("make-string", "a non-negative exact integer", args[0])
 			}
-			if err := checkSize("make-string", n); err != nil {
+			if err := in.checkAlloc("make-string", n, 1); err != nil {
 				return nil, err
 			}
 			c := ' '
@@ -286,6 +286,7 @@ func stringPrimitives() []*Primitive {
 				a, ok1 := args[0].(*String)
 				b, ok2 := args[1].(*String)
 				if ok1 && ok2 && len(a.S)+len(b.S) <= maxStringBytes {
+					in.charge(len(a.S) + len(b.S))
 					return NewString(a.S + b.S), nil
 				}
 			}
@@ -300,6 +301,7 @@ func stringPrimitives() []*Primitive {
 			if n > maxStringBytes {
 				return nil, Errorf("string-append: result too large: %d bytes (the limit is %d)", n, maxStringBytes)
 			}
+			in.charge(n)
 			var b strings.Builder
 			b.Grow(n)
 			for _, a := range args {

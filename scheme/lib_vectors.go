@@ -35,7 +35,7 @@ func vectorPrimitives() []*Primitive {
 			if !ok || n < 0 {
 				return nil, WrongType("make-vector", "a non-negative exact integer", args[0])
 			}
-			if err := checkSize("make-vector", n); err != nil {
+			if err := in.checkAlloc("make-vector", n, valueBytes); err != nil {
 				return nil, err
 			}
 			var fill Value = Void
@@ -157,7 +157,7 @@ func vectorPrimitives() []*Primitive {
 				if err != nil {
 					return nil, err
 				}
-				if err := checkSize("vector-append", len(items)+len(v.Items)); err != nil {
+				if err := in.checkAlloc("vector-append", len(items)+len(v.Items), valueBytes); err != nil {
 					return nil, err
 				}
 				items = append(items, v.Items...)
@@ -173,7 +173,7 @@ func vectorPrimitives() []*Primitive {
 			if !ok || n < len(v.Items) {
 				return nil, WrongType("vector-grow", "a size at least the vector's length", args[1])
 			}
-			if err := checkSize("vector-grow", n); err != nil {
+			if err := in.checkAlloc("vector-grow", n, valueBytes); err != nil {
 				return nil, err
 			}
 			items := make([]Value, n)
@@ -265,7 +265,7 @@ func bytevectorPrimitives() []*Primitive {
 			if !ok || n < 0 {
 				return nil, WrongType("make-bytevector", "a non-negative exact integer", args[0])
 			}
-			if err := checkSize("make-bytevector", n); err != nil {
+			if err := in.checkAlloc("make-bytevector", n, 1); err != nil {
 				return nil, err
 			}
 			var fill byte
