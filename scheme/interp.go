@@ -101,6 +101,22 @@ func (in *Interp) CurrentPos() Pos { return posOf(in.th.curPos) }
 
 type ctxEntry struct{ ctx context.Context }
 
+// Context returns the context of the evaluation running now (the innermost
+// one given to Eval, Load or Call), for Go code a primitive calls; nil when
+// nothing is being evaluated.
+func (in *Interp) Context() context.Context {
+	th := in.th
+	if th.active == 0 {
+		return nil
+	}
+	for i := len(th.ctxs) - 1; i >= 0; i-- {
+		if c := th.ctxs[i].ctx; c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
 // run is the boundary between Go and Scheme: it installs ctx, recovers every
 // panic and turns it into an error. A nil ctx means "nested call, keep the
 // current context".
@@ -216,10 +232,16 @@ func (in *Interp) LoadFile(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("scheme: load %s: %w", path, err)
 	}
+	return in.LoadSource(ctx, data, path)
+}
+
+// LoadSource evaluates data as the file name (positions name it), with no
+// file system for a (load …) inside it: the host binds its own load.
+func (in *Interp) LoadSource(ctx context.Context, data []byte, name string) error {
 	saved := in.loadFS
 	in.loadFS = nil
 	defer func() { in.loadFS = saved }()
-	_, err = in.Eval(ctx, string(data), path)
+	_, err := in.Eval(ctx, string(data), name)
 	return err
 }
 

@@ -28,6 +28,7 @@ type CLI struct {
 	Run      RunCmd      `cmd:"" help:"Run the agent on a task in a folder."`
 	Scheme   SchemeCmd   `cmd:"" help:"A Scheme REPL (or run a file) with nodwyn's procedures bound against a dry session with no model."`
 	Guard    GuardCmd    `cmd:"" help:"Show the guard's decision on a command line or a path, without running anything."`
+	Trust    TrustCmd    `cmd:"" help:"Trust a project's .nodwyn/ files (config.toml, init.scm) so runs load them; --list, --revoke."`
 	Sessions SessionsCmd `cmd:"" help:"List saved sessions, newest first."`
 	Log      LogCmd      `cmd:"" help:"Show a session's log, rendered for a person."`
 	Undo     UndoCmd     `cmd:"" help:"List or restore the versions the file tools kept before they overwrote a file."`

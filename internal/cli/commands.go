@@ -45,11 +45,18 @@ func (c *SchemeCmd) Run(e *env) error {
 	}
 	home, _ := os.UserHomeDir()
 	dirs := config.ResolveDirs(e.getenv, home)
+	pt, err := trustedProject(e, dirs, folder)
+	if err != nil {
+		return err
+	}
+	if pt.note != "" {
+		fmt.Fprintln(e.stderr, "nodwyn scheme: "+pt.note)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	s, err := session.New(ctx, session.Options{
 		Folder: folder, Dry: true, Sandbox: c.Sandbox == "container", Profile: c.Profile,
-		Dirs: dirs, Stdout: e.stdout,
+		Dirs: dirs, Stdout: e.stdout, ProjectScheme: pt.scheme,
 	})
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
@@ -107,11 +114,29 @@ func (c *GuardCmd) Run(e *env) error {
 	home, _ := os.UserHomeDir()
 	dirs := config.ResolveDirs(e.getenv, home)
 	sandbox := c.Sandbox == "container"
-	g := guard.New(guard.Options{
-		Folder: folder, Home: home, ConfigDir: dirs.Config, DataDir: dirs.Data,
-		CredentialsDir: e.getenv("CREDENTIALS_DIRECTORY"),
-		Sandbox:        sandbox, Unattended: c.Unattended || sandbox, Lean: c.Lean,
+	// The guard of a dry session: the built-in checkers and those the init
+	// chain adds, the project's only when it is trusted (as a run has them).
+	pt, err := trustedProject(e, dirs, folder)
+	if err != nil {
+		return err
+	}
+	if pt.note != "" {
+		fmt.Fprintln(e.stderr, "nodwyn guard: "+pt.note)
+	}
+	profile := "full"
+	if c.Lean {
+		profile = "lean"
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	s, err := session.New(ctx, session.Options{
+		Folder: folder, Dry: true, Sandbox: sandbox, Unattended: c.Unattended || sandbox, Profile: profile,
+		Dirs: dirs, Stdout: e.stderr, ProjectScheme: pt.scheme,
 	})
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	defer s.Close()
 	req := guard.Request{Tool: c.Tool, Args: map[string]any{}}
 	switch c.Tool {
 	case "shell-exec", "shell-start":
@@ -127,7 +152,7 @@ func (c *GuardCmd) Run(e *env) error {
 	default:
 		req.Args["path"] = line
 	}
-	d := g.Check(req)
+	d := s.Judge(ctx, req)
 	if c.JSON {
 		b, _ := json.Marshal(map[string]string{"decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason})
 		fmt.Fprintln(e.stdout, string(b))

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,6 +38,7 @@ type RunCmd struct {
 	Judge           bool          `help:"Have a second model judge confirms (not built yet: refused)."`
 	Sandbox         string        `help:"'container': the machine is this run's disposable sandbox (implies --yolo and --unattended; see docs/harbor.md)." placeholder:"container"`
 	Quiet           bool          `short:"q" help:"No progress on stderr."`
+	TrustProject    bool          `name:"trust-project" help:"Load the project's .nodwyn/ files for this run even though they are not trusted (see 'nodwyn trust'). Only this flag says so: config and Scheme cannot."`
 
 	absFolder string
 }
@@ -129,7 +131,17 @@ func (r *RunCmd) Run(e *env) error {
 	r.absFolder = folder
 	home, _ := os.UserHomeDir()
 	dirs := config.ResolveDirs(e.getenv, home)
-	cfg, err := config.Load(dirs, folder, e.getenv)
+	// The project's files are judged before anything of theirs is read as
+	// config or Scheme; only a flag of this run says they are unattended.
+	pt, err := checkProjectTrust(e, dirs, folder, r.TrustProject,
+		r.Unattended || r.Sandbox != "" || r.NoConfirm, terminalTrustAsk(e))
+	if err != nil {
+		return err
+	}
+	if pt.note != "" {
+		fmt.Fprintln(e.stderr, "nodwyn: "+pt.note)
+	}
+	cfg, err := config.LoadWith(dirs, folder, pt.config, e.getenv)
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
 	}
@@ -201,8 +213,9 @@ func (r *RunCmd) Run(e *env) error {
 		Folder: folder, Instruction: task, Profile: o.profile,
 		Sandbox: o.sandbox, Unattended: o.unattended, Yolo: o.yolo, NoConfirm: o.noConfirm,
 		MaxToolCalls: maxCalls, Timeout: timeout,
+		InitSteps: int64(cfg.Limits.InitSteps), InitMemory: int64(cfg.Limits.InitMemoryMB) << 20,
 		Model: model, ModelName: pc.Model, Provider: pc.Provider,
-		Dirs: dirs, Store: st, ResumeID: r.Resume,
+		Dirs: dirs, Store: st, ResumeID: r.Resume, ProjectScheme: pt.scheme,
 		Secrets: secretsOf(pc.APIKey),
 		Sinks:   sinks,
 		Stdout:  e.stderr,
@@ -212,6 +225,12 @@ func (r *RunCmd) Run(e *env) error {
 	}
 	s, err := session.New(ctx, opts)
 	if err != nil {
+		switch { // the init chain loads under the run's deadline and signals
+		case errors.Is(err, session.ErrDeadline):
+			return &exitError{code: ExitBudget, err: err}
+		case errors.Is(err, session.ErrInterrupted):
+			return &exitError{code: ExitInterrupted, err: err}
+		}
 		return &exitError{code: ExitUsage, err: err}
 	}
 	defer s.Close()

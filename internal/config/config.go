@@ -66,7 +66,11 @@ type Loop struct {
 // Limits are the run's default budgets: [limits] in config.toml.
 type Limits struct {
 	MaxToolCalls int      `toml:"max_tool_calls"`
-	Timeout      Duration `toml:"timeout"` // wall clock, "30m"
+	Timeout      Duration `toml:"timeout"` // wall clock, "30m"; loading the init chain counts
+	// The init chain's own bounds (0 = the defaults, 50 million procedure
+	// calls per file and 256 MB): an init.scm that loops stops with an error.
+	InitSteps    int `toml:"init_steps"`
+	InitMemoryMB int `toml:"init_memory_mb"`
 }
 
 // File is what a config.toml may hold.
@@ -160,25 +164,41 @@ func ProjectConfig(folder string) string {
 // surrounding white space is dropped.
 // An error in a file is an [*Error].
 func Load(dirs Dirs, folder string, getenv func(string) string) (*Config, error) {
+	var project []byte
+	if folder != "" {
+		data, err := os.ReadFile(ProjectConfig(folder))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("read config %s: %w", ProjectConfig(folder), err)
+		}
+		project = data
+	}
+	return LoadWith(dirs, folder, project, getenv)
+}
+
+// LoadWith is Load with the project's config.toml given as its content
+// (nil: none), as trust read and judged it: what is layered is what was
+// checked, never the file read a second time.
+func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) string) (*Config, error) {
 	c := &Config{Origin: map[string]string{}}
-	var paths []string
 	if filepath.IsAbs(dirs.Config) {
 		// A relative directory (no HOME) would be read from wherever the
 		// process runs, which may be the project.
-		paths = append(paths, filepath.Join(dirs.Config, "config.toml"))
-	}
-	if folder != "" {
-		paths = append(paths, ProjectConfig(folder))
-	}
-	for _, p := range paths {
+		p := filepath.Join(dirs.Config, "config.toml")
 		data, err := os.ReadFile(p)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
 			return nil, fmt.Errorf("read config %s: %w", p, err)
+		default:
+			if err := c.layer(p, data); err != nil {
+				return nil, err
+			}
+			c.Sources = append(c.Sources, p)
 		}
-		if err := c.layer(p, data); err != nil {
+	}
+	if folder != "" && project != nil {
+		p := ProjectConfig(folder)
+		if err := c.layer(p, project); err != nil {
 			return nil, err
 		}
 		c.Sources = append(c.Sources, p)

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -80,7 +81,7 @@ type argvResult struct {
 func (a *ArgvTrigger) Name() string { return "ArgvTrigger" }
 
 // Check judges shell-exec and shell-start.
-func (a *ArgvTrigger) Check(req Request) Decision {
+func (a *ArgvTrigger) Check(_ context.Context, req Request) Decision {
 	if !isShell(req.Tool) {
 		return Decision{}
 	}
@@ -93,7 +94,7 @@ func (a *ArgvTrigger) Check(req Request) Decision {
 
 // Judge analyses one command line and returns the decision.
 func (a *ArgvTrigger) Judge(line string) Decision {
-	return a.Check(Request{Tool: "shell-exec", Args: map[string]any{"command": line}})
+	return a.Check(context.Background(), Request{Tool: "shell-exec", Args: map[string]any{"command": line}})
 }
 
 // analyze runs the analysis within the time bound, caching the last line

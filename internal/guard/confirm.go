@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -82,14 +83,14 @@ func (a *Approvals) Add(kind, value string) {
 // is covered only when it is one simple command (no pipes, lists,
 // substitutions or redirections) whose words begin with an approved
 // prefix; a file tool's path when it is an approved path or under one.
-func (a *Approvals) Covers(req Request) bool {
+func (a *Approvals) Covers(ctx context.Context, req Request) bool {
 	if a == nil {
 		return false
 	}
 	if a.Guard == nil {
 		return a.matches(req)
 	}
-	return a.CoversDecision(req, a.Guard.Check(req))
+	return a.CoversDecision(req, a.Guard.Check(ctx, req))
 }
 
 // CoversDecision is Covers for a request the guard already judged: only an

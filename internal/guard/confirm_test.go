@@ -57,7 +57,7 @@ func TestStandingApprovalsNeverCoverASecurityConfirmOrARefusal(t *testing.T) {
 		{file("fs-write", "docsx/guide.md"), false},
 		{file("fs-write", ".github/workflows/ci.yml"), false},
 	} {
-		if got := a.Covers(c.req); got != c.want {
+		if got := a.Covers(bg, c.req); got != c.want {
 			t.Errorf("Covers(%v %v) = %v, want %v", c.req.Tool, c.req.Args, got, c.want)
 		}
 	}
@@ -68,22 +68,22 @@ func TestStandingApprovalsNeverCoverASecurityConfirmOrARefusal(t *testing.T) {
 		}
 		return Decision{}
 	}})
-	if !a.Covers(file("fs-write", "docs/guide.md")) || a.Covers(file("fs-write", "src/x.go")) {
+	if !a.Covers(bg, file("fs-write", "docs/guide.md")) || a.Covers(bg, file("fs-write", "src/x.go")) {
 		t.Error("a path approval does not cover exactly its path")
 	}
 	a.Add(ApprovePath, ".github")
-	if a.Covers(file("fs-write", ".github/workflows/ci.yml")) {
+	if a.Covers(bg, file("fs-write", ".github/workflows/ci.yml")) {
 		t.Error("a path approval covers a security confirm")
 	}
 	var none *Approvals
-	if none.Covers(shell("ls")) {
+	if none.Covers(bg, shell("ls")) {
 		t.Error("nil approvals cover something")
 	}
 	bare := &Approvals{}
 	bare.Add(ApprovePrefix, "curl")
 	// The zero value matches prefixes only; its caller asks about
 	// ordinary confirms alone.
-	if !bare.Covers(shell("curl https://example.com")) || bare.Covers(shell("curl x; rm -rf y")) {
+	if !bare.Covers(bg, shell("curl https://example.com")) || bare.Covers(bg, shell("curl x; rm -rf y")) {
 		t.Error("approvals without a guard do not match their prefix exactly")
 	}
 	if !bare.CoversDecision(shell("curl https://example.com"), Decision{Verdict: Confirm}) {

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"fmt"
 	"os/user"
 	"path/filepath"
@@ -222,7 +223,7 @@ func (d *PathDenylist) Name() string { return "PathDenylist" }
 // Check refuses a file tool whose path is denied. Relative paths are
 // relative to Folder. fs-find and index-grep may start above a denied
 // directory (they skip denied files); a root inside one is refused.
-func (d *PathDenylist) Check(req Request) Decision {
+func (d *PathDenylist) Check(_ context.Context, req Request) Decision {
 	_, abs, ok := toolPath(req, d.Folder)
 	if !ok {
 		return Decision{}

@@ -31,7 +31,7 @@ func TestDenylistRefusesTheProtectedDirectoriesByPath(t *testing.T) {
 	}
 	for _, p := range denied {
 		for _, tool := range []string{"fs-read", "fs-write", "fs-edit"} {
-			d := g.Check(file(tool, p))
+			d := g.Check(bg, file(tool, p))
 			if d.Verdict != Refuse || d.Checker != "PathDenylist" {
 				t.Errorf("%s %s: got %v by %s (%s), want refuse by PathDenylist", tool, p, d.Verdict, d.Checker, d.Reason)
 			}
@@ -65,17 +65,17 @@ func TestDenylistFollowsLinksBeforeDotDot(t *testing.T) {
 	if ok, _ := g.Denylist().Denied(p); !ok {
 		t.Errorf("Denied(%s) = false; the link leads into ~/.ssh", p)
 	}
-	if d := g.Check(file("fs-read", "l/../config")); d.Verdict != Refuse {
+	if d := g.Check(bg, file("fs-read", "l/../config")); d.Verdict != Refuse {
 		t.Errorf("fs-read l/../config: %v (%s)", d.Verdict, d.Reason)
 	}
-	if d := g.Check(shell("cat l/../config")); d.Verdict != Refuse {
+	if d := g.Check(bg, shell("cat l/../config")); d.Verdict != Refuse {
 		t.Errorf("cat l/../config: %v (%s)", d.Verdict, d.Reason)
 	}
 	// A plain directory of the same shape is fine.
 	if err := os.MkdirAll(filepath.Join(e.Folder, "m"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if d := g.Check(file("fs-read", "m/../main.go")); d.Verdict != Allow {
+	if d := g.Check(bg, file("fs-read", "m/../main.go")); d.Verdict != Allow {
 		t.Errorf("fs-read m/../main.go: %v (%s)", d.Verdict, d.Reason)
 	}
 }
@@ -95,10 +95,10 @@ func TestCredentialShapedNamesAreDeniedButSourceFilesAreNot(t *testing.T) {
 	e := newTestEnv(t)
 	for _, sandbox := range []bool{false, true} {
 		g := e.guard(sandbox)
-		if d := g.Check(file("fs-read", "config/.env")); d.Verdict != Refuse {
+		if d := g.Check(bg, file("fs-read", "config/.env")); d.Verdict != Refuse {
 			t.Errorf("sandbox=%v fs-read config/.env: %v", sandbox, d.Verdict)
 		}
-		if d := g.Check(file("fs-edit", "web/credentials.js")); d.Verdict != Allow {
+		if d := g.Check(bg, file("fs-edit", "web/credentials.js")); d.Verdict != Allow {
 			t.Errorf("sandbox=%v fs-edit web/credentials.js: %v (%s)", sandbox, d.Verdict, d.Reason)
 		}
 	}
@@ -110,12 +110,12 @@ func TestScratchIsOutsideTheProtectedDirectoriesWhichStayDenied(t *testing.T) {
 	if within(e.Scratch, e.Data) || within(e.Scratch, e.Config) {
 		t.Fatal("test setup: the scratch directory should be outside nodwyn's directories")
 	}
-	if d := g.Check(file("fs-write", filepath.Join(e.Scratch, "repro.py"))); d.Verdict != Allow {
+	if d := g.Check(bg, file("fs-write", filepath.Join(e.Scratch, "repro.py"))); d.Verdict != Allow {
 		t.Errorf("fs-write in scratch: %v (%s)", d.Verdict, d.Reason)
 	}
 	// By path.
 	for _, p := range []string{filepath.Join(e.Data, "sessions", "s1.json"), filepath.Join(e.Config, "config.toml")} {
-		if d := g.Check(file("fs-read", p)); d.Verdict != Refuse {
+		if d := g.Check(bg, file("fs-read", p)); d.Verdict != Refuse {
 			t.Errorf("fs-read %s: %v", p, d.Verdict)
 		}
 	}
@@ -125,10 +125,10 @@ func TestScratchIsOutsideTheProtectedDirectoriesWhichStayDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := filepath.Join(link, "sessions", "s1.json")
-	if d := g.Check(file("fs-read", p)); d.Verdict != Refuse || !strings.Contains(d.Reason, e.Data) {
+	if d := g.Check(bg, file("fs-read", p)); d.Verdict != Refuse || !strings.Contains(d.Reason, e.Data) {
 		t.Errorf("fs-read through a scratch link: %v (%s)", d.Verdict, d.Reason)
 	}
-	if d := g.Check(shell("cat " + p)); d.Verdict != Refuse {
+	if d := g.Check(bg, shell("cat "+p)); d.Verdict != Refuse {
 		t.Errorf("cat through a scratch link: %v (%s)", d.Verdict, d.Reason)
 	}
 	// By a program's default denylist (fs-find and index-grep skip them).
@@ -136,7 +136,7 @@ func TestScratchIsOutsideTheProtectedDirectoriesWhichStayDenied(t *testing.T) {
 		t.Error("a denylist built from the options does not deny the config directory")
 	}
 	// Nothing of them reaches a reason.
-	if d := g.Check(file("fs-read", p)); strings.Contains(d.Reason, canary) {
+	if d := g.Check(bg, file("fs-read", p)); strings.Contains(d.Reason, canary) {
 		t.Error("the reason leaks the canary")
 	}
 }
@@ -152,20 +152,20 @@ func TestScratchInsideTheDataDirectoryIsStillTheOnePlaceToUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := e.guard(false)
-	if d := g.Check(file("fs-write", filepath.Join(e.Scratch, "notes.txt"))); d.Verdict != Allow {
+	if d := g.Check(bg, file("fs-write", filepath.Join(e.Scratch, "notes.txt"))); d.Verdict != Allow {
 		t.Errorf("fs-write in the scratch directory: %v (%s)", d.Verdict, d.Reason)
 	}
-	if d := g.Check(shell("go test ./... > $TMPDIR/test.log")); d.Verdict != Allow {
+	if d := g.Check(bg, shell("go test ./... > $TMPDIR/test.log")); d.Verdict != Allow {
 		t.Errorf("a command writing to $TMPDIR: %v (%s)", d.Verdict, d.Reason)
 	}
-	if d := g.Check(shell("cat " + filepath.Join(e.Scratch, "notes.txt"))); d.Verdict != Allow {
+	if d := g.Check(bg, shell("cat "+filepath.Join(e.Scratch, "notes.txt"))); d.Verdict != Allow {
 		t.Errorf("cat in the scratch directory: %v (%s)", d.Verdict, d.Reason)
 	}
 	for _, p := range []string{other, filepath.Join(e.Data, "sessions", "s1.json"), filepath.Join(e.Scratch, "..", "other-file")} {
-		if d := g.Check(file("fs-read", p)); d.Verdict != Refuse {
+		if d := g.Check(bg, file("fs-read", p)); d.Verdict != Refuse {
 			t.Errorf("fs-read %s: %v (%s)", p, d.Verdict, d.Reason)
 		}
-		if d := g.Check(shell("cat " + p)); d.Verdict != Refuse {
+		if d := g.Check(bg, shell("cat "+p)); d.Verdict != Refuse {
 			t.Errorf("cat %s: %v (%s)", p, d.Verdict, d.Reason)
 		}
 	}
@@ -174,11 +174,11 @@ func TestScratchInsideTheDataDirectoryIsStillTheOnePlaceToUse(t *testing.T) {
 	if err := os.Symlink(filepath.Join(e.Data, "sessions"), link); err != nil {
 		t.Fatal(err)
 	}
-	if d := g.Check(file("fs-read", filepath.Join(link, "s1.json"))); d.Verdict != Refuse {
+	if d := g.Check(bg, file("fs-read", filepath.Join(link, "s1.json"))); d.Verdict != Refuse {
 		t.Errorf("fs-read through a link out of the scratch directory: %v", d.Verdict)
 	}
 	// Credential-shaped names are refused there as anywhere.
-	if d := g.Check(file("fs-write", filepath.Join(e.Scratch, "id_rsa"))); d.Verdict != Refuse {
+	if d := g.Check(bg, file("fs-write", filepath.Join(e.Scratch, "id_rsa"))); d.Verdict != Refuse {
 		t.Errorf("fs-write scratch/id_rsa: %v", d.Verdict)
 	}
 }
@@ -186,10 +186,10 @@ func TestScratchInsideTheDataDirectoryIsStillTheOnePlaceToUse(t *testing.T) {
 func TestFindAndGrepMayStartAboveADeniedDirectoryAndSkipIt(t *testing.T) {
 	e := newTestEnv(t)
 	g := e.guard(true)
-	if d := g.Check(Request{Tool: "fs-find", Args: map[string]any{"pattern": "*.conf", "path": e.Home}}); d.Verdict != Allow {
+	if d := g.Check(bg, Request{Tool: "fs-find", Args: map[string]any{"pattern": "*.conf", "path": e.Home}}); d.Verdict != Allow {
 		t.Errorf("fs-find from the home directory in sandbox mode: %v (%s)", d.Verdict, d.Reason)
 	}
-	if d := g.Check(Request{Tool: "index-grep", Args: map[string]any{"pattern": "x", "path": filepath.Join(e.Home, ".ssh")}}); d.Verdict != Refuse {
+	if d := g.Check(bg, Request{Tool: "index-grep", Args: map[string]any{"pattern": "x", "path": filepath.Join(e.Home, ".ssh")}}); d.Verdict != Refuse {
 		t.Errorf("index-grep in ~/.ssh: %v", d.Verdict)
 	}
 	if ok, _ := g.Denylist().Denied(filepath.Join(e.Home, ".ssh", "known_hosts")); !ok {
@@ -206,7 +206,7 @@ func TestDenylistIgnoresLetterCaseInTheProtectedDirectories(t *testing.T) {
 			filepath.Join(e.Home, ".Aws", "config"),
 			filepath.Join(strings.ToUpper(e.Config), "config.toml"),
 		} {
-			if d := g.Check(file("fs-read", p)); d.Verdict != Refuse {
+			if d := g.Check(bg, file("fs-read", p)); d.Verdict != Refuse {
 				t.Errorf("sandbox=%v fs-read %s: got %v (%s)", sandbox, p, d.Verdict, d.Reason)
 			}
 		}
@@ -227,19 +227,19 @@ func TestAPathThroughADirectoryNotYetMadeIsJudgedAsTheToolOpensIt(t *testing.T) 
 		g := e.guard(sandbox)
 		for _, p := range []string{"newdir/../lnk/authorized_keys", "a/b/../../lnk/config"} {
 			for _, tool := range []string{"fs-read", "fs-write"} {
-				if d := g.Check(file(tool, p)); d.Verdict != Refuse {
+				if d := g.Check(bg, file(tool, p)); d.Verdict != Refuse {
 					t.Errorf("sandbox=%v %s %s: got %v (%s)", sandbox, tool, p, d.Verdict, d.Reason)
 				}
 			}
 		}
-		if d := g.Check(shell("mkdir -p nd && cat nd/../lnk/config")); d.Verdict != Refuse {
+		if d := g.Check(bg, shell("mkdir -p nd && cat nd/../lnk/config")); d.Verdict != Refuse {
 			t.Errorf("sandbox=%v a line through a directory it makes: got %v (%s)", sandbox, d.Verdict, d.Reason)
 		}
 	}
-	if d := e.guard(false).Check(file("fs-read", "newdir/../homelnk/.bashrc")); d.Verdict != Refuse {
+	if d := e.guard(false).Check(bg, file("fs-read", "newdir/../homelnk/.bashrc")); d.Verdict != Refuse {
 		t.Errorf("RepoPin: a path out through a link behind a missing directory: got %v (%s)", d.Verdict, d.Reason)
 	}
-	if d := e.guard(false).Check(file("fs-write", "newdir/../internal/y.go")); d.Verdict != Allow {
+	if d := e.guard(false).Check(bg, file("fs-write", "newdir/../internal/y.go")); d.Verdict != Allow {
 		t.Errorf("a path inside: got %v (%s)", d.Verdict, d.Reason)
 	}
 }
@@ -255,11 +255,11 @@ func TestASearchPatternThroughALinkIntoAProtectedDirectoryIsRefused(t *testing.T
 			{Tool: "fs-find", Args: map[string]any{"path": ".", "pattern": "homelnk/.ssh/*"}},
 			{Tool: "index-grep", Args: map[string]any{"path": ".", "pattern": "BEGIN", "glob": "homelnk/.aws/*"}},
 		} {
-			if d := g.Check(req); d.Verdict != Refuse {
+			if d := g.Check(bg, req); d.Verdict != Refuse {
 				t.Errorf("sandbox=%v %v: got %v (%s)", sandbox, req.Args, d.Verdict, d.Reason)
 			}
 		}
-		if d := g.Check(Request{Tool: "fs-find", Args: map[string]any{"path": ".", "pattern": "internal/*.go"}}); d.Verdict != Allow {
+		if d := g.Check(bg, Request{Tool: "fs-find", Args: map[string]any{"path": ".", "pattern": "internal/*.go"}}); d.Verdict != Allow {
 			t.Errorf("sandbox=%v internal/*.go: got %v (%s)", sandbox, d.Verdict, d.Reason)
 		}
 	}
@@ -274,10 +274,10 @@ func TestTheUsersOwnHomeStaysDeniedWhenHOMEPointsElsewhere(t *testing.T) {
 	for _, sandbox := range []bool{false, true} {
 		g := e.guard(sandbox)
 		p := filepath.Join(u.HomeDir, ".ssh", "id_rsa")
-		if d := g.Check(file("fs-read", p)); d.Verdict != Refuse {
+		if d := g.Check(bg, file("fs-read", p)); d.Verdict != Refuse {
 			t.Errorf("sandbox=%v fs-read %s: %v (%s)", sandbox, p, d.Verdict, d.Reason)
 		}
-		if d := g.Check(shell("cat " + p)); d.Verdict != Refuse {
+		if d := g.Check(bg, shell("cat "+p)); d.Verdict != Refuse {
 			t.Errorf("sandbox=%v cat %s: %v (%s)", sandbox, p, d.Verdict, d.Reason)
 		}
 	}

@@ -36,6 +36,7 @@
 package guard
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,7 +103,9 @@ type Options struct {
 // objection".
 type Checker interface {
 	Name() string
-	Check(req Request) Decision
+	// Check judges req under ctx, the run's context (with its deadline): a
+	// checker that calls out (Scheme, a process) stops when the run does.
+	Check(ctx context.Context, req Request) Decision
 }
 
 // Guard is the set of checkers a session consults before every tool call.
@@ -208,10 +211,10 @@ func (g *Guard) Options() Options { return g.opts }
 // when it is stricter than what the built-ins decided. When nothing objects
 // the decision is Allow, with ScratchWrites' reason for a write inside the
 // scratch directory.
-func (g *Guard) Check(req Request) Decision {
+func (g *Guard) Check(ctx context.Context, req Request) Decision {
 	best := Decision{Verdict: Allow}
 	for _, c := range g.builtins {
-		d := c.Check(req)
+		d := c.Check(ctx, req)
 		if d.Checker == "" {
 			d.Checker = c.Name()
 		}
@@ -223,7 +226,7 @@ func (g *Guard) Check(req Request) Decision {
 	project := append([]Checker(nil), g.project...)
 	g.mu.Unlock()
 	for _, c := range project {
-		d := safeCheck(c, req)
+		d := safeCheck(ctx, c, req)
 		if d.Verdict > best.Verdict {
 			best = d
 		}
@@ -232,7 +235,7 @@ func (g *Guard) Check(req Request) Decision {
 }
 
 // safeCheck runs a project checker; one that panics refuses.
-func safeCheck(c Checker, req Request) (d Decision) {
+func safeCheck(ctx context.Context, c Checker, req Request) (d Decision) {
 	name := "project"
 	defer func() {
 		if r := recover(); r != nil {
@@ -240,7 +243,7 @@ func safeCheck(c Checker, req Request) (d Decision) {
 		}
 	}()
 	name = c.Name()
-	d = c.Check(req)
+	d = c.Check(ctx, req)
 	if d.Checker == "" {
 		d.Checker = name
 	}

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 )
@@ -10,8 +11,8 @@ type funcChecker struct {
 	f    func(Request) Decision
 }
 
-func (c funcChecker) Name() string               { return c.name }
-func (c funcChecker) Check(req Request) Decision { return c.f(req) }
+func (c funcChecker) Name() string                                  { return c.name }
+func (c funcChecker) Check(_ context.Context, req Request) Decision { return c.f(req) }
 
 func TestVerdictNames(t *testing.T) {
 	for v, s := range map[Verdict]string{Allow: "allow", Confirm: "confirm", SecurityConfirm: "security-confirm", Refuse: "refuse"} {
@@ -28,10 +29,10 @@ func TestProjectCheckersCanOnlyTighten(t *testing.T) {
 		return Decision{Verdict: Allow, Reason: "the project allows everything"}
 	}})
 	g.AddChecker(funcChecker{"broken-verdict", func(Request) Decision { return Decision{Verdict: Verdict(-1)} }})
-	if d := g.Check(shell("cat ~/.ssh/id_rsa")); d.Verdict != Refuse || d.Checker != "ArgvTrigger" {
+	if d := g.Check(bg, shell("cat ~/.ssh/id_rsa")); d.Verdict != Refuse || d.Checker != "ArgvTrigger" {
 		t.Errorf("a project Allow loosened a refusal: %v by %s", d.Verdict, d.Checker)
 	}
-	if d := g.Check(shell("curl https://example.com")); d.Verdict != Refuse {
+	if d := g.Check(bg, shell("curl https://example.com")); d.Verdict != Refuse {
 		// the broken checker's out-of-range verdict counts as a refusal
 		t.Errorf("an out-of-range project verdict: %v by %s", d.Verdict, d.Checker)
 	}
@@ -49,13 +50,13 @@ func TestProjectCheckersCanOnlyTighten(t *testing.T) {
 		}
 		return Decision{}
 	}})
-	if d := g.Check(file("fs-write", "go.mod")); d.Verdict != Refuse || d.Checker != "no-go-mod" {
+	if d := g.Check(bg, file("fs-write", "go.mod")); d.Verdict != Refuse || d.Checker != "no-go-mod" {
 		t.Errorf("a project refusal: %v by %s", d.Verdict, d.Checker)
 	}
-	if d := g.Check(file("fs-write", "main.go")); d.Verdict != Allow {
+	if d := g.Check(bg, file("fs-write", "main.go")); d.Verdict != Allow {
 		t.Errorf("ordinary write: %v by %s (%s)", d.Verdict, d.Checker, d.Reason)
 	}
-	if d := g.Check(file("fs-read", "boom")); d.Verdict != Refuse || d.Checker != "panics" {
+	if d := g.Check(bg, file("fs-read", "boom")); d.Verdict != Refuse || d.Checker != "panics" {
 		t.Errorf("a panicking checker: %v by %s", d.Verdict, d.Checker)
 	}
 }
@@ -67,7 +68,7 @@ func TestUnknownToolsAndEmptyArgumentsAreNoObjection(t *testing.T) {
 		{Tool: "git-status"}, {Tool: "shell-read", Args: map[string]any{"id": 3}}, {Tool: "project-tool", Args: map[string]any{"x": "/etc"}},
 		{Tool: "shell-exec"}, {Tool: "fs-read", Args: map[string]any{"path": 7}},
 	} {
-		if d := g.Check(req); d.Verdict != Allow {
+		if d := g.Check(bg, req); d.Verdict != Allow {
 			t.Errorf("%v: %v (%s)", req, d.Verdict, d.Reason)
 		}
 	}
@@ -103,7 +104,7 @@ func TestTheGuardIsSafeForConcurrentUse(t *testing.T) {
 			defer func() { done <- struct{}{} }()
 			for i := 0; i < 50; i++ {
 				k := (i + w) % len(lines)
-				if d := g.Check(shell(lines[k])); d.Verdict != want[k] {
+				if d := g.Check(bg, shell(lines[k])); d.Verdict != want[k] {
 					t.Errorf("%q: %v", lines[k], d.Verdict)
 					return
 				}
@@ -115,3 +116,6 @@ func TestTheGuardIsSafeForConcurrentUse(t *testing.T) {
 		<-done
 	}
 }
+
+// bg is the context the tests judge under.
+var bg = context.Background()

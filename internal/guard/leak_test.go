@@ -65,7 +65,7 @@ func TestRefusedLinesDoLeakWhenRunForReal(t *testing.T) {
 			t.Errorf("%q run for real did not print the canary: %q", line, out.String())
 		}
 		for _, sandbox := range []bool{false, true} {
-			if d := e.guard(sandbox).Check(shell(line)); d.Verdict != Refuse {
+			if d := e.guard(sandbox).Check(bg, shell(line)); d.Verdict != Refuse {
 				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
 			}
 		}

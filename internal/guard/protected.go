@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -27,7 +28,7 @@ type ProtectedPaths struct {
 func (p *ProtectedPaths) Name() string { return "ProtectedPaths" }
 
 // Check judges what a write tool or a command line writes.
-func (p *ProtectedPaths) Check(req Request) Decision {
+func (p *ProtectedPaths) Check(_ context.Context, req Request) Decision {
 	var targets []string
 	switch {
 	case writeTools[req.Tool]:

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ func (p *RepoPin) Name() string { return "RepoPin" }
 
 // Check refuses a file tool's path outside the folder and the scratch
 // directory.
-func (p *RepoPin) Check(req Request) Decision {
+func (p *RepoPin) Check(_ context.Context, req Request) Decision {
 	if d := p.checkPattern(req); d.Verdict != Allow {
 		return d
 	}

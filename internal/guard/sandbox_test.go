@@ -11,15 +11,15 @@ func TestSandboxModeJudgesWhatFeedsAnotherCommandByTheDenylist(t *testing.T) {
 	for _, sandbox := range []bool{false, true} {
 		g := e.guard(sandbox)
 		for _, line := range []string{"cat $(echo ~/.ssh/id_rsa)", "find ~/.ssh | xargs cat", "cat ~/.ssh/id_rsa", "echo ~/.aws/credentials | xargs cat"} {
-			if d := g.Check(shell(line)); d.Verdict != Refuse {
+			if d := g.Check(bg, shell(line)); d.Verdict != Refuse {
 				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
 			}
 		}
 	}
-	if d := e.guard(true).Check(shell("echo /etc/hosts | xargs cat")); d.Verdict != Allow {
+	if d := e.guard(true).Check(bg, shell("echo /etc/hosts | xargs cat")); d.Verdict != Allow {
 		t.Errorf("sandbox echo /etc/hosts | xargs cat: %v (%s)", d.Verdict, d.Reason)
 	}
-	if d := e.guard(false).Check(shell("echo /etc/hosts | xargs cat")); d.Verdict != SecurityConfirm {
+	if d := e.guard(false).Check(bg, shell("echo /etc/hosts | xargs cat")); d.Verdict != SecurityConfirm {
 		t.Errorf("default echo /etc/hosts | xargs cat: %v (%s)", d.Verdict, d.Reason)
 	}
 }
@@ -31,10 +31,10 @@ func TestSandboxModeChangesFourCheckersAndNothingElse(t *testing.T) {
 	def, sb := e.guard(false), e.guard(true)
 	both := func(name string, req Request, wantDef, wantSB Verdict) {
 		t.Helper()
-		if d := def.Check(req); d.Verdict != wantDef {
+		if d := def.Check(bg, req); d.Verdict != wantDef {
 			t.Errorf("%s by default: %v (%s: %s), want %v", name, d.Verdict, d.Checker, d.Reason, wantDef)
 		}
-		if d := sb.Check(req); d.Verdict != wantSB {
+		if d := sb.Check(bg, req); d.Verdict != wantSB {
 			t.Errorf("%s in sandbox mode: %v (%s: %s), want %v", name, d.Verdict, d.Checker, d.Reason, wantSB)
 		}
 	}
@@ -63,7 +63,7 @@ func TestSandboxModeChangesFourCheckersAndNothingElse(t *testing.T) {
 	if g := e.guard(true); g.Redact("AKIAIOSFODNN7EXAMPLE") != "[REDACTED:aws-access-key]" {
 		t.Error("ingress redaction differs in sandbox mode")
 	}
-	d := sb.Check(shell("tar czf - " + filepath.Join(e.Home, ".kube")))
+	d := sb.Check(bg, shell("tar czf - "+filepath.Join(e.Home, ".kube")))
 	if !strings.Contains(d.Reason, "in a directory nodwyn keeps off limits in sandbox mode too") || !strings.Contains(d.Reason, ".kube") || !strings.Contains(d.Reason, "so it was refused and nothing of it ran") {
 		t.Errorf("sandbox refusal message: %s", d.Reason)
 	}

@@ -1,6 +1,9 @@
 package guard
 
-import "path/filepath"
+import (
+	"context"
+	"path/filepath"
+)
 
 // ScratchWrites makes a file tool's writes inside the session's scratch
 // directory a standing approval: it is outside the folder and short-lived,
@@ -16,7 +19,7 @@ type ScratchWrites struct {
 func (s *ScratchWrites) Name() string { return "ScratchWrites" }
 
 // Check never objects; for a write inside the scratch directory it says so.
-func (s *ScratchWrites) Check(req Request) Decision {
+func (s *ScratchWrites) Check(_ context.Context, req Request) Decision {
 	if s.covers(req) {
 		return Decision{Verdict: Allow, Checker: s.Name(), Reason: "a write inside the scratch directory is approved for the session"}
 	}

@@ -11,7 +11,7 @@ func TestScratchWritesAreAStandingApproval(t *testing.T) {
 	g := e.guard(false)
 	p := filepath.Join(e.Scratch, "repro.py")
 	req := file("fs-write", p)
-	d := g.Check(req)
+	d := g.Check(bg, req)
 	if d.Verdict != Allow || d.Checker != "ScratchWrites" || d.Reason == "" {
 		t.Errorf("fs-write in scratch: %v by %s (%s)", d.Verdict, d.Checker, d.Reason)
 	}
@@ -23,7 +23,7 @@ func TestScratchWritesAreAStandingApproval(t *testing.T) {
 	}
 	// A security confirm still asks.
 	secret := Request{Tool: "fs-write", Args: map[string]any{"path": p, "content": "key = AKIAIOSFODNN7EXAMPLE\n"}}
-	if d := g.Check(secret); d.Verdict != SecurityConfirm {
+	if d := g.Check(bg, secret); d.Verdict != SecurityConfirm {
 		t.Errorf("a credential written to scratch: %v (%s)", d.Verdict, d.Reason)
 	}
 	// A link out of the scratch directory is no scratch write.
@@ -31,7 +31,7 @@ func TestScratchWritesAreAStandingApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := file("fs-write", filepath.Join(e.Scratch, "etc", "motd"))
-	if g.IsScratchWrite(out) || g.Check(out).Verdict != Refuse {
+	if g.IsScratchWrite(out) || g.Check(bg, out).Verdict != Refuse {
 		t.Error("a write through a link out of the scratch directory is approved")
 	}
 }

@@ -27,7 +27,7 @@ func TestAScriptFileIsJudgedByTheDenylistBeforeItRuns(t *testing.T) {
 	for _, sandbox := range []bool{false, true} {
 		g := e.guard(sandbox)
 		for _, line := range []string{"bash steal.sh", "sh ./steal.sh", "./steal.sh", "source steal.sh", ". ./steal.sh", "python3 steal.py", "./steal.py", "tools/peek", "timeout 5 ./tools/peek"} {
-			d := g.Check(shell(line))
+			d := g.Check(bg, shell(line))
 			if d.Verdict != Refuse || !strings.Contains(d.Reason, "the line runs") {
 				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
 			}
@@ -35,7 +35,7 @@ func TestAScriptFileIsJudgedByTheDenylistBeforeItRuns(t *testing.T) {
 		// A script's own paths, network calls and substitutions are its
 		// business: only the denylist judges it.
 		for _, line := range []string{"bash build.sh", "./build.sh", "python3 app.py", "sh missing.sh"} {
-			if d := g.Check(shell(line)); d.Verdict != Allow {
+			if d := g.Check(bg, shell(line)); d.Verdict != Allow {
 				t.Errorf("sandbox=%v %q: %v (%s)", sandbox, line, d.Verdict, d.Reason)
 			}
 		}

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -287,7 +288,7 @@ func (c *ContentScan) Name() string { return "ContentScan" }
 
 // Check scans what fs-write and fs-edit write and what a command line
 // sends.
-func (c *ContentScan) Check(req Request) Decision {
+func (c *ContentScan) Check(_ context.Context, req Request) Decision {
 	var text, what string
 	switch req.Tool {
 	case "fs-write":

@@ -15,7 +15,7 @@ func TestExfiltrationSuiteIsRefused(t *testing.T) {
 		g := e.guard(sandbox)
 		for _, l := range lines {
 			line := e.expand(l.Line)
-			d := g.Check(shell(line))
+			d := g.Check(bg, shell(line))
 			ok := d.Verdict == Refuse
 			if l.Tag == "sc" && !sandbox {
 				ok = d.Verdict >= SecurityConfirm
@@ -43,7 +43,7 @@ func TestLegitimateWorkIsNotRefused(t *testing.T) {
 		g := e.guard(sandbox)
 		for _, l := range lines {
 			line := e.expand(l.Line)
-			d := g.Check(shell(line))
+			d := g.Check(bg, shell(line))
 			var ok bool
 			switch {
 			case l.Tag == "A":

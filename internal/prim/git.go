@@ -2,6 +2,7 @@ package prim
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,4 +145,58 @@ func (t *Tools) deniedChanges(ctx context.Context, staged bool) []string {
 		}
 	}
 	return left
+}
+
+// maxStatusOutput bounds what GitStatus reads from git.
+const maxStatusOutput = 16 << 20
+
+// GitStatus maps each path `git status --porcelain -z --untracked-files=all`
+// names to its two-letter status, run as git-status is: in the folder, with
+// the scrubbed environment, under ctx and the git time limit. It is nil
+// where git is not installed, and an error when git fails or says more
+// than 16 MiB.
+func (t *Tools) GitStatus(parent context.Context) (map[string]string, error) {
+	if t.git == "" {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(parent, gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, t.git, "-c", "core.quotepath=off", "status", "--porcelain", "-z", "--untracked-files=all")
+	cmd.Dir = t.opts.Folder
+	cmd.Env = gitEnv(t.env)
+	out := &limitedBuffer{max: maxStatusOutput}
+	cmd.Stdout = out
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("git status: %w", context.Cause(ctx))
+		}
+		return nil, fmt.Errorf("git status: %w", err)
+	}
+	if out.over {
+		return nil, fmt.Errorf("git status said more than %d bytes", maxStatusOutput)
+	}
+	m := map[string]string{}
+	for _, rec := range strings.Split(out.b.String(), "\x00") {
+		if len(rec) > 3 {
+			m[rec[3:]] = rec[:2]
+		}
+	}
+	return m, nil
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	b    strings.Builder
+	max  int
+	over bool
+}
+
+func (w *limitedBuffer) Write(p []byte) (int, error) {
+	n := len(p) // all of it is taken: the rest is dropped, not refused
+	if room := w.max - w.b.Len(); len(p) > room {
+		w.over = true
+		p = p[:max(room, 0)]
+	}
+	w.b.Write(p)
+	return n, nil
 }

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -73,6 +72,14 @@ func (s *Session) bind() {
 			path, err := s.loadablePath(p)
 			if err != nil {
 				return nil, err
+			}
+			if rel, ok := s.projectRel(path); ok {
+				// A project file runs only as trust read it.
+				src, ok := s.opts.ProjectScheme[rel]
+				if !ok {
+					return nil, scheme.Errorf("load: %s is not among the project files trusted for this run; read it, then trust the project with: nodwyn trust -C %s", path, s.opts.Folder)
+				}
+				return scheme.Void, in.LoadSource(s.ctx(), src, path)
 			}
 			return scheme.Void, in.LoadFile(s.ctx(), path)
 		})
@@ -156,6 +163,9 @@ func (s *Session) bind() {
 		})
 
 	reg("add-message!", 2, 2, "(add-message! 'user text) adds a message to the conversation.", func(args []scheme.Value) (scheme.Value, error) {
+		if err := s.notInChecker("add-message!"); err != nil {
+			return nil, err
+		}
 		role := scheme.DisplayString(args[0])
 		if role != "user" {
 			return nil, scheme.Errorf("add-message!: only 'user messages can be added, not %s", role)
@@ -170,15 +180,26 @@ func (s *Session) bind() {
 	})
 
 	reg("finish!", 2, 2, "(finish! outcome text) records how the run ended: 'finished or 'no-progress, and the last words.", func(args []scheme.Value) (scheme.Value, error) {
+		if err := s.notInChecker("finish!"); err != nil {
+			return nil, err
+		}
 		s.outcome = &Outcome{Status: scheme.DisplayString(args[0]), Text: scheme.DisplayString(args[1])}
 		return scheme.Void, nil
 	})
 
 	reg("model-turn", 2, 2, "(model-turn system tools) sends the conversation to the model with the system prompt and tools, a list of (name . description); returns the reply as an alist ((text . t) (tool-calls . calls)).",
-		func(args []scheme.Value) (scheme.Value, error) { return s.modelTurn(args[0], args[1]) })
+		func(args []scheme.Value) (scheme.Value, error) {
+			if err := s.notInChecker("model-turn"); err != nil {
+				return nil, err
+			}
+			return s.modelTurn(args[0], args[1])
+		})
 
 	reg("call-tool", 2, 2, "(call-tool name args) judges the call with the guard and runs it if allowed; args is a JSON string or an alist. Returns ((output . text) (error . bool) (decision . d) (checker . c) (exit . n)).",
 		func(args []scheme.Value) (scheme.Value, error) {
+			if err := s.notInChecker("call-tool"); err != nil {
+				return nil, err
+			}
 			return s.callTool(scheme.DisplayString(args[0]), args[1])
 		})
 
@@ -191,7 +212,7 @@ func (s *Session) bind() {
 			if s.guard == nil {
 				return nil, scheme.Errorf("guard-check: the guard is assembled after init.scm has loaded")
 			}
-			d := s.guard.Check(req)
+			d := s.guard.Check(s.ctx(), req)
 			return decisionAlist(d.Verdict.String(), d.Checker, d.Reason), nil
 		})
 
@@ -214,30 +235,40 @@ func (s *Session) bind() {
 		})
 }
 
-// ctx is the context Scheme-called Go code runs under.
+// ctx is the context Scheme-called Go code runs under: the context of the
+// evaluation that called it (the run's, or New's while the init chain
+// loads, with the run's deadline), so cancelling the run reaches it.
 func (s *Session) ctx() context.Context {
+	if s.interp != nil {
+		if c := s.interp.Context(); c != nil {
+			return c
+		}
+	}
 	if s.runCtx != nil {
 		return s.runCtx
 	}
 	return context.Background()
 }
 
-// gitStatus maps each path git status names to its two-letter status.
+// notInChecker is the error of a procedure that acts, called while a
+// project checker judges a call.
+func (s *Session) notInChecker(name string) error {
+	if s.checking > 0 {
+		return scheme.Errorf("%s: not allowed inside a guard checker (add-checker!): a checker only judges the call it is given and returns #f, (refuse …) or (confirm …)", name)
+	}
+	return nil
+}
+
+// gitStatus maps each path git status names to its two-letter status,
+// asked through prim (the scrubbed environment, the git time limit) under
+// the context of the evaluation that asks.
 func (s *Session) gitStatus() map[string]string {
-	if !s.gitRepo {
+	if !s.gitRepo || s.tools == nil {
 		return nil
 	}
-	cmd := exec.Command("git", "status", "--porcelain", "-z", "--untracked-files=all")
-	cmd.Dir = s.opts.Folder
-	out, err := cmd.Output()
+	m, err := s.tools.GitStatus(s.ctx())
 	if err != nil {
 		return nil
-	}
-	m := map[string]string{}
-	for _, rec := range strings.Split(string(out), "\x00") {
-		if len(rec) > 3 {
-			m[rec[3:]] = rec[:2]
-		}
 	}
 	return m
 }
@@ -262,6 +293,20 @@ func decisionAlist(verdict, checker, reason string) scheme.Value {
 		scheme.Cons(scheme.Symbol("checker"), scheme.NewString(checker)),
 		scheme.Cons(scheme.Symbol("reason"), scheme.NewString(reason)),
 	)
+}
+
+// projectRel is real's path under <folder>/.nodwyn ("lib/util.scm"), the
+// key of Options.ProjectScheme, when it is there.
+func (s *Session) projectRel(real string) (string, bool) {
+	base := filepath.Join(s.opts.Folder, ".nodwyn")
+	if r, err := filepath.EvalSymlinks(base); err == nil {
+		base = r
+	}
+	rel, err := filepath.Rel(base, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }
 
 // loadablePath resolves a path for (load …): inside <folder>/.nodwyn or the

@@ -65,6 +65,18 @@ type Options struct {
 	Dry bool
 	// UserInit is the person's init.scm; "" = <Dirs.Config>/init.scm.
 	UserInit string
+	// ProjectScheme holds the project's Scheme files the run may load, by
+	// their path under <Folder>/.nodwyn ("init.scm", "lib/util.scm"), as
+	// trust read and judged them (internal/trust). The session never reads
+	// a project file itself: nil loads no project Scheme at all, and
+	// (load …) of a .nodwyn file not in the map is an error.
+	ProjectScheme map[string][]byte
+	// InitSteps and InitMemory bound loading the init chain and the calls
+	// New makes into Scheme: procedure calls per file, and bytes the heap
+	// may grow by; 0 = DefaultInitSteps, DefaultInitMemory. The run's
+	// Timeout counts from the start of New, so loading counts against it.
+	InitSteps  int64
+	InitMemory int64
 }
 
 // Outcome is how a run ended.
@@ -73,6 +85,14 @@ type Outcome struct {
 	Text   string // the model's last words, or what stopped the run
 	Err    error
 }
+
+// The bounds of loading the init chain ([limits] init_steps and
+// init_memory_mb in config.toml): an init.scm that loops or keeps building
+// data stops with an error that names the file, not a hung run.
+const (
+	DefaultInitSteps  = 50_000_000 // procedure calls per file: a few seconds
+	DefaultInitMemory = 256 << 20  // bytes
+)
 
 // Errors that end a run; context.Cause of the run's context is one of them.
 var (
@@ -111,7 +131,10 @@ type Session struct {
 	lastSystem      string
 	toolTime        time.Duration // time spent inside the tools (for the overhead benchmark)
 	lock            *store.SessionLock
-	storeErr        error // the first failed write of the log or state
+	storeErr        error     // the first failed write of the log or state
+	deadline        time.Time // started + Timeout; zero = none
+	profile         string    // (current-profile-name), asked once New has loaded the init chain
+	checking        int       // > 0 while a project checker runs
 }
 
 // New makes a session: the scratch directory, the guard, the tools, the log
@@ -184,13 +207,9 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	s.interp = scheme.New()
 	s.interp.Stdout = opts.Stdout
 	s.bind()
-	if err := s.loadInit(ctx); err != nil {
+	if err := s.loadChain(ctx); err != nil {
 		s.Close()
 		return nil, err
-	}
-	if _, err := s.interp.CallByName(ctx, "current-profile"); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("choosing the loop profile: %w", err)
 	}
 	// The profile is known now: the lean profile lets an unattended run use
 	// /tmp, and leaves a command still running at its time limit alone.
@@ -235,36 +254,136 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	return s, nil
 }
 
+// loadChain loads the init chain and asks Scheme for the profile, under
+// the run's deadline (the clock starts in New) and the init chain's own
+// step and memory bounds, which are lifted once it is done.
+func (s *Session) loadChain(parent context.Context) error {
+	if s.opts.Timeout > 0 {
+		s.deadline = s.started.Add(s.opts.Timeout)
+	}
+	ctx, cancel := s.withDeadline(parent)
+	defer cancel()
+	steps, mem := s.opts.InitSteps, s.opts.InitMemory
+	if steps <= 0 {
+		steps = DefaultInitSteps
+	}
+	if mem <= 0 {
+		mem = DefaultInitMemory
+	}
+	s.interp.SetStepLimit(steps)
+	s.interp.SetMemoryLimit(mem)
+	defer func() {
+		s.interp.SetStepLimit(0)
+		s.interp.SetMemoryLimit(0)
+	}()
+	if err := s.loadInit(ctx); err != nil {
+		return err
+	}
+	if _, err := s.interp.CallByName(ctx, "current-profile"); err != nil {
+		return s.loadFailed(ctx, "(current-profile) (as the init chain defines it)", err, "")
+	}
+	s.profile = s.opts.Profile
+	v, err := s.interp.CallByName(ctx, "current-profile-name")
+	if err == nil {
+		s.profile = scheme.DisplayString(v)
+	} else if bounded(ctx, err) {
+		return s.loadFailed(ctx, "(current-profile-name) (as the init chain defines it)", err, "")
+	}
+	return nil
+}
+
+// withDeadline is ctx with the run's deadline, if it has one.
+func (s *Session) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.deadline.IsZero() {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadlineCause(ctx, s.deadline, ErrDeadline)
+}
+
+// bounded reports whether err is the end of an evaluation by a bound or by
+// ctx, rather than an error in the Scheme code.
+func bounded(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, scheme.ErrStepLimit) || errors.Is(err, scheme.ErrMemoryLimit)
+}
+
+// loadFailed is the error of a failed load of what (a file of the init
+// chain), saying which bound stopped it and how to raise it; fix is the
+// advice for an ordinary error in the code ("" = fix what).
+func (s *Session) loadFailed(ctx context.Context, what string, err error, fix string) error {
+	cfg := "config.toml"
+	if s.opts.Dirs.Config != "" {
+		cfg = filepath.Join(s.opts.Dirs.Config, "config.toml")
+	}
+	if ctx.Err() != nil {
+		if errors.Is(context.Cause(ctx), ErrDeadline) {
+			return fmt.Errorf("%w (--timeout %s) while loading %s; nothing was sent to the model\n(give a longer --timeout, or look for a loop that never ends in %s)",
+				ErrDeadline, s.opts.Timeout, what, what)
+		}
+		return fmt.Errorf("%w while loading %s; nothing was sent to the model", ErrInterrupted, what)
+	}
+	var e *scheme.Error
+	where := ""
+	if errors.As(err, &e) && !e.Pos.IsZero() {
+		where = " (it was at " + e.Pos.String() + ")"
+	}
+	switch {
+	case errors.Is(err, scheme.ErrStepLimit):
+		n := s.opts.InitSteps
+		if n <= 0 {
+			n = DefaultInitSteps
+		}
+		return fmt.Errorf("%s stopped: it made more than %d procedure calls, the init chain's step bound%s; the run stopped before any model call\n(look for a loop that never ends there, or raise the bound with [limits] init_steps in %s)",
+			what, n, where, cfg)
+	case errors.Is(err, scheme.ErrMemoryLimit):
+		n := s.opts.InitMemory
+		if n <= 0 {
+			n = DefaultInitMemory
+		}
+		return fmt.Errorf("%s stopped: it kept more than %d MB of data, the init chain's memory bound%s; the run stopped before any model call\n(look for a loop that keeps building data there, or raise the bound with [limits] init_memory_mb in %s)",
+			what, n>>20, where, cfg)
+	}
+	if fix == "" {
+		fix = "fix " + what
+	}
+	return fmt.Errorf("%v\n(the run stopped before any model call; %s)", err, fix)
+}
+
 // loadInit loads the embedded init.scm, then the person's and the project's.
 func (s *Session) loadInit(ctx context.Context) error {
 	if err := s.interp.Load(ctx, nodwyn.FS, "init.scm"); err != nil {
+		if bounded(ctx, err) {
+			return s.loadFailed(ctx, "the embedded init.scm", err, "")
+		}
 		return fmt.Errorf("the embedded init.scm failed (a bug in nodwyn): %w", err)
 	}
 	user := s.opts.UserInit
 	if user == "" && s.opts.Dirs.Config != "" {
 		user = filepath.Join(s.opts.Dirs.Config, "init.scm")
 	}
-	for _, path := range []string{user, filepath.Join(s.opts.Folder, ".nodwyn", "init.scm")} {
-		if path == "" {
-			continue
+	if user != "" {
+		if _, err := os.Stat(user); err == nil {
+			if err := s.interp.LoadFile(ctx, user); err != nil {
+				return s.loadFailed(ctx, user, err, "")
+			}
 		}
-		if _, err := os.Stat(path); err != nil {
-			continue
-		}
-		if err := s.interp.LoadFile(ctx, path); err != nil {
-			return fmt.Errorf("%v\n(the run stopped before any model call; fix %s)", err, path)
+	}
+	if src, ok := s.opts.ProjectScheme["init.scm"]; ok {
+		path := filepath.Join(s.opts.Folder, ".nodwyn", "init.scm")
+		if err := s.interp.LoadSource(ctx, src, path); err != nil {
+			return s.loadFailed(ctx, path, err, "")
 		}
 	}
 	return nil
 }
 
-// profileName asks Scheme which profile this run uses.
-func (s *Session) profileName() string {
-	v, err := s.interp.CallByName(context.Background(), "current-profile-name")
-	if err != nil {
-		return s.opts.Profile
-	}
-	return scheme.DisplayString(v)
+// profileName is the profile this run uses, as Scheme said when New had
+// loaded the init chain (under its bounds).
+func (s *Session) profileName() string { return s.profile }
+
+// Judge is the guard's decision on req, with every checker the init chain
+// added, under ctx (for `nodwyn guard`); nothing runs.
+func (s *Session) Judge(ctx context.Context, req guard.Request) guard.Decision {
+	return s.guard.Check(ctx, req)
 }
 
 // Interp is the session's Scheme interpreter (for the REPL).
@@ -277,9 +396,9 @@ func (s *Session) Scratch() string { return s.scratch }
 func (s *Session) Run(ctx context.Context) Outcome {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if s.opts.Timeout > 0 {
+	if !s.deadline.IsZero() { // set in New: loading counted against --timeout
 		var stop context.CancelFunc
-		ctx, stop = context.WithTimeoutCause(ctx, s.opts.Timeout, ErrDeadline)
+		ctx, stop = context.WithDeadlineCause(ctx, s.deadline, ErrDeadline)
 		defer stop()
 	}
 	s.cancel, s.runCtx = cancel, ctx

@@ -329,7 +329,7 @@ done
 func TestTheFinishCheckComesAfterTheProfilesReminders(t *testing.T) {
 	opts := baseOpts(t)
 	opts.Sandbox = true
-	writeInit(t, opts.Folder, `
+	writeInit(t, &opts, `
 (define reminded #f)
 (define-profile 'reminding
   (list (cons 'turn-end (lambda (reply)
@@ -386,7 +386,7 @@ func TestBudgetLeftIsWhatTheRunHasLeft(t *testing.T) {
 	opts := baseOpts(t)
 	opts.MaxToolCalls = 5
 	opts.Timeout = time.Hour
-	writeInit(t, opts.Folder, `
+	writeInit(t, &opts, `
 (define-profile 'probe
   (list (cons 'turn-end (lambda (reply)
                           (log-note (format #f "budget: ~s" (budget-left)))

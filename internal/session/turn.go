@@ -196,7 +196,7 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 		return resultAlist(msg, true, "refuse", "tools", -1), nil
 	}
 
-	d := s.guard.Check(req)
+	d := s.guard.Check(ctx, req)
 	allowed, why := s.decide(ctx, req, d)
 	s.emit("tool.decision", map[string]any{"name": name, "decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason, "allowed": allowed, "answer": why})
 	if !allowed {
@@ -295,8 +295,14 @@ func (c *schemeChecker) Name() string { return "project:" + c.name }
 
 // Check calls the Scheme procedure. An error in it refuses the call (a checker
 // that fails must not let calls through).
-func (c *schemeChecker) Check(req guard.Request) guard.Decision {
-	v, err := c.s.interp.Apply(c.proc, []scheme.Value{scheme.NewString(req.Tool), scheme.FromGo(req.Args)})
+//
+// It runs under ctx (the run's, with its deadline) and only judges: while
+// it runs, the procedures that act (call-tool, model-turn, add-message!,
+// finish!) raise an error, so a checker cannot make calls of its own.
+func (c *schemeChecker) Check(ctx context.Context, req guard.Request) guard.Decision {
+	c.s.checking++
+	v, err := c.s.interp.Call(ctx, c.proc, scheme.NewString(req.Tool), scheme.FromGo(req.Args))
+	c.s.checking--
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return guard.Decision{Verdict: guard.Refuse, Checker: c.Name(), Reason: "the run is stopping"}

@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+
+	"golang.org/x/term"
+
+	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/trust"
+)
+
+// TrustCmd is `nodwyn trust`.
+type TrustCmd struct {
+	Folder string `short:"C" name:"folder" default:"." help:"The project folder whose .nodwyn/ files to trust."`
+	List   bool   `help:"List the trusted folders and their files."`
+	Revoke bool   `help:"Forget the folder's trust: its .nodwyn/ files are not loaded until it is trusted again."`
+}
+
+// Help explains what trust covers.
+func (TrustCmd) Help() string {
+	return `A project's .nodwyn/config.toml and its Scheme files (.nodwyn/init.scm and
+every .nodwyn/**/*.scm it may load) run only once you have trusted them, in the
+manner of direnv: 'nodwyn trust' shows each file (path, size, sha256, and what
+changed since it was last trusted) and records its sha256 in
+$XDG_DATA_HOME/nodwyn/trust.json. A file that changes afterwards is untrusted
+again. nodwyn's embedded init.scm and your own $XDG_CONFIG_HOME/nodwyn/init.scm
+are always trusted.
+
+When 'nodwyn run' meets untrusted project files it asks at a terminal; an
+unattended run (--unattended, --sandbox, --no-confirm, or no terminal on standard
+input) stops with exit 2 before any model call, unless the run says
+--trust-project (a flag of that run only: config and Scheme cannot say it).
+
+Examples:
+  nodwyn trust -C ~/src/project
+  nodwyn trust --list
+  nodwyn trust --revoke -C ~/src/project`
+}
+
+// trustRecord is the path of the trust record.
+func trustRecord(dirs config.Dirs) string { return filepath.Join(dirs.Data, "trust.json") }
+
+func openTrust(e *env) (*trust.Store, config.Dirs, error) {
+	home, _ := os.UserHomeDir()
+	dirs := config.ResolveDirs(e.getenv, home)
+	if !filepath.IsAbs(dirs.Data) {
+		return nil, dirs, usageErr("no data directory to keep the trust record in: set HOME or XDG_DATA_HOME")
+	}
+	st, err := trust.Open(trustRecord(dirs))
+	if err != nil {
+		return nil, dirs, usageErr("%v\n(fix or remove %s; then trust your projects again)", err, trustRecord(dirs))
+	}
+	return st, dirs, nil
+}
+
+// Run records, lists or revokes trust.
+func (c *TrustCmd) Run(e *env) error {
+	if c.List && c.Revoke {
+		return usageErr("give --list or --revoke, not both")
+	}
+	st, _, err := openTrust(e)
+	if err != nil {
+		return err
+	}
+	if c.List {
+		dirs := st.List()
+		if len(dirs) == 0 {
+			fmt.Fprintln(e.stdout, "no project is trusted")
+			return nil
+		}
+		for _, d := range dirs {
+			fmt.Fprintln(e.stdout, d)
+			files := st.Projects[d]
+			for _, rel := range slices.Sorted(maps.Keys(files)) {
+				en := files[rel]
+				fmt.Fprintf(e.stdout, "  %s  %d bytes  sha256 %s\n", rel, en.Size, en.SHA256)
+			}
+		}
+		return nil
+	}
+	if c.Revoke {
+		had, err := st.Revoke(c.Folder)
+		if err != nil {
+			return &exitError{code: ExitFailed, err: err}
+		}
+		abs, _ := trust.Abs(c.Folder)
+		if had {
+			fmt.Fprintf(e.stdout, "revoked: %s's .nodwyn/ files are not loaded until it is trusted again\n", abs)
+		} else {
+			fmt.Fprintf(e.stdout, "%s was not trusted: nothing to revoke\n", abs)
+		}
+		return nil
+	}
+	p, err := st.Check(c.Folder)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	n := 0
+	for _, f := range p.Files {
+		if f.Status != trust.Removed {
+			n++
+		}
+	}
+	if n == 0 {
+		if len(p.Files) > 0 { // trusted once, all gone now
+			showProject(e.stdout, st, p)
+			if _, err := st.Revoke(p.Folder); err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
+		}
+		fmt.Fprintf(e.stdout, "%s has no project files (.nodwyn/config.toml, .nodwyn/**/*.scm): nothing to trust\n", p.Folder)
+		return nil
+	}
+	showProject(e.stdout, st, p)
+	if err := st.Trust(p); err != nil {
+		return &exitError{code: ExitFailed, err: fmt.Errorf("recording trust in %s: %w", st.Path(), err)}
+	}
+	fmt.Fprintf(e.stdout, "trusted: %s (%d %s), recorded in %s\n", p.Folder, n, plural(n, "file", "files"), st.Path())
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// showProject prints each project file with its status and, for a file
+// that is new or changed, what it adds or changes (control characters
+// escaped, so a file cannot hide lines from the person reading it).
+func showProject(w io.Writer, st *trust.Store, p *trust.Project) {
+	fmt.Fprintf(w, "project files of %s:\n", p.Folder)
+	for _, f := range p.Files {
+		switch f.Status {
+		case trust.Removed:
+			fmt.Fprintf(w, "  %s  (%s; was %d bytes, sha256 %s)\n", f.Path, f.Status, f.Was.Size, f.Was.SHA256)
+			continue
+		default:
+			fmt.Fprintf(w, "  %s  %d bytes  sha256 %s  (%s)\n", f.Path, f.Size, f.SHA256, f.Status)
+		}
+		var diff []string
+		switch f.Status {
+		case trust.New:
+			diff = trust.Diff(nil, f.Data, 20)
+		case trust.Changed:
+			if old, ok := st.Previous(f); ok {
+				fmt.Fprintf(w, "    what changed since it was trusted (was %d bytes):\n", f.Was.Size)
+				diff = trust.Diff(old, f.Data, 40)
+			} else {
+				fmt.Fprintf(w, "    (was %d bytes, sha256 %s; no copy of the trusted version was kept to compare)\n", f.Was.Size, f.Was.SHA256)
+				diff = trust.Diff(nil, f.Data, 20)
+			}
+		}
+		for _, l := range diff {
+			fmt.Fprintf(w, "    %s\n", printable(l))
+		}
+	}
+}
+
+// printable escapes control characters other than tab as \xNN or \u{…}.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r != '\t' && unicode.IsControl(r) }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t' || !unicode.IsControl(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// projectTrust decides which project files a run loads: the project's
+// config.toml and Scheme files when they are all trusted (or the person
+// says yes at the terminal, or the run says --trust-project); nothing of
+// the project's otherwise. An unattended run with untrusted files stops
+// (exit 2) before any model call. The returned bytes are the ones that
+// were hashed: the files are never read a second time.
+type projectTrust struct {
+	config []byte
+	scheme map[string][]byte
+	note   string // said on stderr before the run (why the project's files were or were not loaded)
+}
+
+func checkProjectTrust(e *env, dirs config.Dirs, folder string, trustFlag, unattended bool, ask func(*trust.Store, *trust.Project) bool) (projectTrust, error) {
+	if !filepath.IsAbs(dirs.Data) {
+		return projectTrust{}, usageErr("no data directory to read the trust record from: set HOME or XDG_DATA_HOME")
+	}
+	st, err := trust.Open(trustRecord(dirs))
+	if err != nil {
+		return projectTrust{}, usageErr("%v\n(fix or remove %s; then trust your projects again with: nodwyn trust -C DIR)", err, trustRecord(dirs))
+	}
+	p, err := st.Check(folder)
+	if err != nil {
+		return projectTrust{}, usageErr("%v", err)
+	}
+	bad := p.Untrusted()
+	load := projectTrust{config: p.Config(), scheme: p.Scheme()}
+	if len(bad) == 0 {
+		return load, nil
+	}
+	var names []string
+	for _, f := range bad {
+		names = append(names, fmt.Sprintf("%s (%s)", f.Path, f.Status))
+	}
+	list := strings.Join(names, ", ")
+	switch {
+	case trustFlag:
+		load.note = "loading the project's untrusted files for this run only (--trust-project): " + list
+		return load, nil
+	case unattended || ask == nil:
+		return projectTrust{}, usageErr("the project's files are not trusted: %s\nnothing was sent to the model. Read them, then trust them with:\n  nodwyn trust -C %s\nor load them for this run only with --trust-project", list, p.Folder)
+	}
+	if ask(st, p) {
+		if err := st.Trust(p); err != nil {
+			return projectTrust{}, &exitError{code: ExitFailed, err: fmt.Errorf("recording trust in %s: %w", st.Path(), err)}
+		}
+		load.note = fmt.Sprintf("trusted %s's project files (recorded in %s)", p.Folder, st.Path())
+		return load, nil
+	}
+	return projectTrust{note: fmt.Sprintf("the project's .nodwyn/ files are not loaded: not trusted: %s (trust them with: nodwyn trust -C %s)", list, p.Folder)}, nil
+}
+
+// trustedProject is the project's files when they are trusted, else none
+// (with a note saying so): for the commands that ask nobody.
+func trustedProject(e *env, dirs config.Dirs, folder string) (projectTrust, error) {
+	return checkProjectTrust(e, dirs, folder, false, false, func(*trust.Store, *trust.Project) bool { return false })
+}
+
+// terminalTrustAsk asks the person at the terminal on stdin; nil when
+// stdin is not a terminal (nobody to ask).
+func terminalTrustAsk(e *env) func(*trust.Store, *trust.Project) bool {
+	f, ok := e.stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return func(st *trust.Store, p *trust.Project) bool { return askTrust(f, e.stderr, st, p) }
+}
+
+// askTrust shows the untrusted project and reads one answer line.
+func askTrust(in io.Reader, out io.Writer, st *trust.Store, p *trust.Project) bool {
+	fmt.Fprintln(out, "This folder has project files nodwyn has not been told to trust; they run as you.")
+	showProject(out, st, p)
+	fmt.Fprint(out, "trust them and load them now? [y/N]: ")
+	// One byte at a time: the terminal's confirms read stdin later, and a
+	// buffered reader here would keep what they need.
+	var line []byte
+	b := make([]byte, 1)
+	for {
+		n, err := in.Read(b)
+		if n == 1 {
+			if b[0] == '\n' {
+				break
+			}
+			line = append(line, b[0])
+		}
+		if err != nil {
+			break
+		}
+	}
+	a := strings.ToLower(strings.TrimSpace(string(line)))
+	return a == "y" || a == "yes"
+}
