@@ -30,8 +30,18 @@ Prefer fs-edit for small changes to existing files. Commands run in the folder; 
 If a call is refused, read the reason and take another way. \
 When you are done, reply with a short summary and no tool call.")
 
+;; A project's own rules for the model, which every profile's system prompt
+;; ends with (lean and full, and the profiles built on them): set it in
+;; .nodwyn/init.scm. Empty, it adds nothing.
+(define project-rules "")
+
+(define (with-project-rules prompt)
+  (if (string=? project-rules "")
+      prompt
+      (string-append prompt "\n\n" project-rules)))
+
 (define (lean-system-prompt)
-  (string-append (lean-opening) "\n\n" lean-rules))
+  (with-project-rules (string-append (lean-opening) "\n\n" lean-rules)))
 
 (define full-rules
   "How to work:
@@ -54,5 +64,6 @@ When you are done, reply with a short summary and no tool call.")
        "don't set TMPDIR or HOME elsewhere, and don't use /tmp.")))
 
 (define (full-system-prompt)
-  (string-append (full-opening) "\n\n" full-rules
-                 (if (git-repo?) "\n- The folder is a git work tree: git-status and git-diff show what changed." "")))
+  (with-project-rules
+   (string-append (full-opening) "\n\n" full-rules
+                  (if (git-repo?) "\n- The folder is a git work tree: git-status and git-diff show what changed." ""))))
