@@ -135,6 +135,7 @@ type Session struct {
 	deadline        time.Time // started + Timeout; zero = none
 	profile         string    // (current-profile-name), asked once New has loaded the init chain
 	checking        int       // > 0 while a project checker runs
+	savedMessages   int       // len(messages) at the last saveState
 }
 
 // New makes a session: the scratch directory, the guard, the tools, the log
@@ -537,6 +538,7 @@ func (s *Session) saveState(status, profile string) {
 	st.Sandbox, st.Unattended, st.Yolo = s.opts.Sandbox, s.opts.Unattended, s.opts.Yolo
 	st.Updated, st.Status = time.Now(), status
 	st.Messages, st.ToolCalls = msgs, s.toolCalls
+	s.savedMessages = len(s.messages)
 	st.Usage = map[string]int{"input_tokens": s.usage.InputTokens, "output_tokens": s.usage.OutputTokens}
 	if err := s.opts.Store.SaveState(st); err != nil {
 		s.storageFailed(fmt.Errorf("saving the session: %w", err))

@@ -59,6 +59,11 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 		reqData["tool_names"] = names
 		s.lastSystem = req.System
 	}
+	// What is sent is on disk first: a run killed during this request
+	// resumes with the task and every result it has had.
+	if s.savedMessages != len(s.messages) {
+		s.saveState("running", s.profileName())
+	}
 	s.emit("model.request", reqData)
 	start := time.Now()
 	reply, err := s.opts.Model.Stream(ctx, req, func(d provider.Delta) {
@@ -93,7 +98,7 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 		"input_tokens": reply.Usage.InputTokens, "output_tokens": reply.Usage.OutputTokens,
 		"ms": time.Since(start).Milliseconds(),
 	})
-	s.saveState("running", s.opts.Profile)
+	s.saveState("running", s.profileName())
 	return scheme.List(
 		scheme.Cons(scheme.Symbol("text"), scheme.NewString(reply.Text)),
 		scheme.Cons(scheme.Symbol("tool-calls"), scheme.List(calls...)),
