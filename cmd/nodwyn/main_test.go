@@ -42,6 +42,7 @@ func TestScripts(t *testing.T) {
 			},
 			"environ-has": environHas,
 			"jsonfile":    jsonFile,
+			"fakemodel":   fakeModel,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

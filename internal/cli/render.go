@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/term"
@@ -35,6 +36,8 @@ type renderer struct {
 	activityStart time.Time // since when
 	stop          chan struct{}
 	stopOnce      sync.Once
+
+	modelData atomic.Int64 // unix ns of the model's last data (waiting.go)
 }
 
 // close stops the ticker; safe to call more than once.
@@ -76,7 +79,7 @@ func (r *renderer) tick() {
 }
 
 func (r *renderer) draw() {
-	fmt.Fprintf(r.w, "\r\033[K[%s] %s (%s)…", r.elapsed(), r.activity, time.Since(r.activityStart).Round(time.Second))
+	fmt.Fprintf(r.w, "\r\033[K[%s] %s…", r.elapsed(), r.activityText(time.Now()))
 	r.status = true
 }
 

@@ -29,6 +29,8 @@ type RunCmd struct {
 	Script          string        `type:"existingfile" help:"Use the scripted model with this reply file (implies --provider script)."`
 	MaxToolCalls    int           `name:"max-tool-calls" help:"Stop after this many tool calls (exit 3)."`
 	Timeout         time.Duration `help:"Wall-clock limit for the run, e.g. 30m; the run ends cleanly when it passes (exit 3)."`
+	RequestTimeout  time.Duration `name:"request-timeout" help:"Limit of one request to the model as a whole, e.g. 10m (the default; also [provider] request_timeout); a request cut by it is retried."`
+	IdleTimeout     time.Duration `name:"idle-timeout" help:"Cut a request to the model that receives no data for this long, e.g. 2m (the default; also [provider] idle_timeout); SSE comments and pings are not data. A request cut by it is retried."`
 	JSON            bool          `name:"json" help:"Write every event as a JSON line on stdout."`
 	Trajectory      string        `help:"Write an ATIF trajectory (Harbor's Agent Trajectory Interchange Format) to this file as the run goes."`
 	Resume          string        `help:"Continue the session with this id (or 'last') from its saved messages."`
@@ -175,6 +177,7 @@ func (r *RunCmd) Run(e *env) error {
 			rend.event(store.Event{Type: "note", Data: map[string]any{"text": text}})
 		}
 	}
+	pc.OnEvent = rend.modelDataNow // the status line says how long the model has been silent
 	model, err := provider.New(pc)
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
@@ -268,6 +271,16 @@ func (r *RunCmd) providerConfig(cfg *config.Config, dirs config.Dirs, getenv fun
 	pc := provider.Config{
 		Provider: cfg.Provider.Name, Model: cfg.Provider.Model,
 		BaseURL: cfg.Provider.BaseURL, Script: cfg.Provider.Script,
+		RequestTimeout: cfg.Provider.RequestTimeout.Std(), IdleTimeout: cfg.Provider.IdleTimeout.Std(),
+	}
+	if r.RequestTimeout < 0 || r.IdleTimeout < 0 {
+		return pc, usageErr("--request-timeout and --idle-timeout take a positive duration such as 10m or 2m")
+	}
+	if r.RequestTimeout != 0 {
+		pc.RequestTimeout = r.RequestTimeout
+	}
+	if r.IdleTimeout != 0 {
+		pc.IdleTimeout = r.IdleTimeout
 	}
 	if r.Script != "" {
 		pc.Provider, pc.Script = "script", r.Script

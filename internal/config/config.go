@@ -56,6 +56,12 @@ type Provider struct {
 	BaseURL string `toml:"base_url"` // an OpenAI- or Anthropic-compatible endpoint
 	KeyEnv  string `toml:"key_env"`  // the environment variable that holds the key
 	Script  string `toml:"script"`   // the reply file of the scripted model
+	// RequestTimeout bounds each request to the model as a whole ("10m",
+	// the default when unset or 0); IdleTimeout cuts a request that
+	// receives no data for that long ("2m"; SSE comments and pings are not
+	// data). A timed-out request is retried like a failed one.
+	RequestTimeout Duration `toml:"request_timeout"`
+	IdleTimeout    Duration `toml:"idle_timeout"`
 }
 
 // Loop chooses the Scheme loop: [loop] in config.toml.

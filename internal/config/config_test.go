@@ -475,3 +475,23 @@ func TestLoadEnvironmentBlankIsUnsetAndValuesAreTrimmed(t *testing.T) {
 		t.Errorf("got %+v profile %q", c.Provider, c.Loop.Profile)
 	}
 }
+
+func TestLoadProviderTimeouts(t *testing.T) {
+	dirs, folder := setup(t)
+	write(t, filepath.Join(dirs.Config, "config.toml"), "[provider]\nrequest_timeout = \"15m\"\nidle_timeout = \"45s\"\n")
+	c, err := Load(dirs, folder, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Provider.RequestTimeout.Std() != 15*time.Minute || c.Provider.IdleTimeout.Std() != 45*time.Second {
+		t.Errorf("request_timeout %s idle_timeout %s", c.Provider.RequestTimeout, c.Provider.IdleTimeout)
+	}
+	ce, msg := loadErr(t, "[provider]\nname = \"openai\"\nidle_timeout = \"a while\"\n")
+	if ce.Line != 3 || ce.Key != "provider.idle_timeout" || !strings.Contains(msg, "30m") {
+		t.Errorf("error %q: line %d key %q", msg, ce.Line, ce.Key)
+	}
+	ce, msg = loadErr(t, "[provider]\nrequest_timeout = 600\n")
+	if ce.Line != 2 || ce.Key != "provider.request_timeout" || !strings.Contains(msg, `"30m"`) {
+		t.Errorf("error %q: line %d key %q", msg, ce.Line, ce.Key)
+	}
+}

@@ -207,6 +207,9 @@ func (m *Anthropic) attempt(ctx context.Context, params anthropic.MessageNewPara
 	for stream.Next() {
 		events++
 		ev := stream.Current()
+		if ev.Type != "ping" { // a ping is not data: a server that sends only pings is stalled
+			c.data()
+		}
 		switch ev.Type {
 		case "message_start":
 			u := ev.Message.Usage

@@ -31,13 +31,18 @@
 // Both HTTP providers retry, with their SDK's own retries turned off, on
 // 408, 409, 429 and 5xx statuses, connection errors, an error event in the
 // stream, a stream cut before the reply was complete (no finish_reason or
-// message_stop), and an attempt that received nothing for
-// Config.IdleTimeout (default 10 min): the whole request is sent again, and onDelta gets a
-// Delta with Restart set so a display can drop what it showed. The wait is
+// message_stop), an attempt that received no data for Config.IdleTimeout
+// (default 2 min; SSE comments such as ": ping" and Anthropic's ping events
+// are not data, so a server that sends only those is cut), and an attempt
+// that took longer than Config.RequestTimeout as a whole (default 10 min):
+// the whole request is sent again, and onDelta gets a Delta with Restart
+// set so a display can drop what it showed. A timed-out attempt's error
+// wraps ErrIdleTimeout or ErrRequestTimeout and names the setting to raise. The wait is
 // exponential backoff with jitter from Config.RetryBaseWait, or what
 // retry-after-ms or Retry-After (seconds or an HTTP date) asks for; at most
 // Config.MaxRetries retries and Config.MaxRetryWait of waiting in all, and
-// a Retry-After beyond what is left of that ends the retries at once. Other
+// a Retry-After beyond what is left of that ends the retries at once, as
+// does a retry due after ctx's deadline. Other
 // 4xx statuses are not retried. ctx cancels a wait at once. What fails for
 // good is an *Error whose text names the endpoint and the status:
 //

@@ -176,6 +176,7 @@ func (m *OpenAI) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	)
 	for stream.Next() {
 		chunks++
+		c.data()
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() && chunk.Usage.JSON.PromptTokens.Valid() {
 			u := chunk.Usage

@@ -397,7 +397,7 @@ func TestOpenAIStalledStreamIsCutAndRetried(t *testing.T) {
 	if err != nil || reply.Text != "moving" || reply.Attempts != 2 {
 		t.Fatalf("reply %+v, err %v", reply, err)
 	}
-	if cause == nil || !strings.Contains(cause.Error(), "stream cut mid-reply: nothing received for 50ms") {
+	if !errors.Is(cause, ErrIdleTimeout) || !strings.Contains(cause.Error(), "no data from the model for 50ms") {
 		t.Errorf("retry cause %v", cause)
 	}
 }

@@ -119,10 +119,23 @@ type Config struct {
 	// RetryBaseWait is the first backoff, doubled on each retry (with
 	// jitter) and capped at 30 s; default 500 ms. Tests make it small.
 	RetryBaseWait time.Duration
-	// IdleTimeout cuts an attempt that receives nothing (no headers, no
-	// bytes of the stream) for this long; it is then retried like a cut
-	// stream. Default 10 min; negative turns it off.
+	// IdleTimeout cuts an attempt that receives no data for this long: no
+	// response headers, then no event of the reply. SSE comments (": ping")
+	// and Anthropic's ping events are not data: a server that sends only
+	// those is stalled. The attempt is retried with an error that wraps
+	// ErrIdleTimeout. Default 2 min; negative turns it off.
 	IdleTimeout time.Duration
+	// RequestTimeout bounds each attempt as a whole, from sending the
+	// request to the reply's last event, however much data comes; the
+	// attempt is retried with an error that wraps ErrRequestTimeout.
+	// Default 10 min; negative turns it off. The retries together are
+	// bounded by the caller's context (the run's deadline).
+	RequestTimeout time.Duration
+	// OnEvent, when set, is called each time an attempt receives data as
+	// IdleTimeout counts it (the response headers, each event of the reply
+	// but pings), for a display that says how long the model has been
+	// silent. It is called from the goroutine that called Stream.
+	OnEvent func()
 	// OnRetry, when set, is called before each wait between attempts, with
 	// the attempt that failed (1-based), the wait and the failure.
 	OnRetry func(attempt int, wait time.Duration, err error)
@@ -130,13 +143,14 @@ type Config struct {
 
 // Defaults for Config.
 const (
-	DefaultMaxRetries    = 5
-	DefaultMaxRetryWait  = 2 * time.Minute
-	DefaultRetryBaseWait = 500 * time.Millisecond
-	DefaultIdleTimeout   = 10 * time.Minute
-	DefaultMaxTokens     = 8192 // Anthropic requires max_tokens
-	DefaultOpenAIURL     = "https://api.openai.com/v1"
-	DefaultAnthropicURL  = "https://api.anthropic.com"
+	DefaultMaxRetries     = 5
+	DefaultMaxRetryWait   = 2 * time.Minute
+	DefaultRetryBaseWait  = 500 * time.Millisecond
+	DefaultIdleTimeout    = 2 * time.Minute
+	DefaultRequestTimeout = 10 * time.Minute
+	DefaultMaxTokens      = 8192 // Anthropic requires max_tokens
+	DefaultOpenAIURL      = "https://api.openai.com/v1"
+	DefaultAnthropicURL   = "https://api.anthropic.com"
 )
 
 // New returns the model that cfg names.

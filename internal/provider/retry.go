@@ -27,6 +27,7 @@ type Error struct {
 	Body     string // an excerpt of the response body
 	Note     string // why retries stopped early, if they did
 	Err      error  // the underlying failure (connection error, stream cut, ctx error …)
+	Hint     string // what to change, said last (a timeout names its setting)
 }
 
 func (e *Error) Error() string {
@@ -49,13 +50,21 @@ func (e *Error) Error() string {
 	if e.Status != 0 && e.Body != "" {
 		b.WriteString(": " + e.Body)
 	}
+	if e.Hint != "" {
+		b.WriteString("; " + e.Hint)
+	}
 	return b.String()
 }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// errIdle is the cause of an attempt cut for receiving nothing.
-var errIdle = errors.New("idle timeout")
+// ErrIdleTimeout is wrapped by the error of an attempt cut because no data
+// came for Config.IdleTimeout (SSE comments and pings do not count).
+var ErrIdleTimeout = errors.New("idle timeout")
+
+// ErrRequestTimeout is wrapped by the error of an attempt cut because it
+// took longer than Config.RequestTimeout as a whole.
+var ErrRequestTimeout = errors.New("request timeout")
 
 // errStreamCut marks a stream that ended before the reply was complete.
 var errStreamCut = errors.New("stream cut mid-reply")
@@ -67,6 +76,7 @@ type capture struct {
 	idle        time.Duration
 	stall       func() // cuts the attempt when idle runs out
 	timer       *time.Timer
+	onEvent     func() // Config.OnEvent
 	method, url string
 	status      int
 	header      http.Header
@@ -140,6 +150,19 @@ func (c *capture) stop() {
 	}
 }
 
+// data records that the attempt received data: the response headers or an
+// event of the reply. The providers' attempt loops call it for each event
+// but pings; SSE comments never reach them (the SDKs' decoders drop them),
+// so a server that sends only ": ping" lines runs out the idle timer.
+func (c *capture) data() {
+	if c.timer != nil {
+		c.timer.Reset(c.idle)
+	}
+	if c.onEvent != nil {
+		c.onEvent()
+	}
+}
+
 // middleware has the shape of both SDKs' option.Middleware.
 func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	c.sent = true
@@ -154,10 +177,7 @@ func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.
 	if err != nil || res == nil {
 		return res, err
 	}
-	if c.timer != nil {
-		c.timer.Reset(c.idle)
-		res.Body = &idleBody{ReadCloser: res.Body, c: c}
-	}
+	c.data()
 	c.status = res.StatusCode
 	c.header = res.Header
 	if res.StatusCode >= 400 {
@@ -169,20 +189,6 @@ func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.
 		res.Body = &headBody{ReadCloser: res.Body, c: c}
 	}
 	return res, nil
-}
-
-// idleBody restarts the idle timer on every read that returns data.
-type idleBody struct {
-	io.ReadCloser
-	c *capture
-}
-
-func (b *idleBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 {
-		b.c.timer.Reset(b.c.idle)
-	}
-	return n, err
 }
 
 // excerpt collapses white space and cuts s to about n bytes.
@@ -242,14 +248,20 @@ type retrier struct {
 	budget   time.Duration
 	base     time.Duration
 	idle     time.Duration
+	request  time.Duration // the bound of one attempt as a whole
 	onRetry  func(int, time.Duration, error)
+	onEvent  func()
 }
 
 func newRetrier(provider, url string, cfg Config) retrier {
 	r := retrier{provider: provider, method: http.MethodPost, url: url, max: cfg.MaxRetries,
-		budget: cfg.MaxRetryWait, base: cfg.RetryBaseWait, idle: cfg.IdleTimeout, onRetry: cfg.OnRetry}
+		budget: cfg.MaxRetryWait, base: cfg.RetryBaseWait, idle: cfg.IdleTimeout, request: cfg.RequestTimeout,
+		onRetry: cfg.OnRetry, onEvent: cfg.OnEvent}
 	if r.idle == 0 {
 		r.idle = DefaultIdleTimeout
+	}
+	if r.request == 0 {
+		r.request = DefaultRequestTimeout
 	}
 	if r.max == 0 {
 		r.max = DefaultMaxRetries
@@ -286,19 +298,35 @@ func (r retrier) do(ctx context.Context, onDelta func(Delta), fn attemptFunc) (R
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithCancelCause(ctx)
-		c := capture{idle: r.idle, stall: func() { cancel(errIdle) }}
+		c := capture{idle: r.idle, stall: func() { cancel(ErrIdleTimeout) }, onEvent: r.onEvent}
+		var whole *time.Timer
+		if r.request > 0 {
+			whole = time.AfterFunc(r.request, func() { cancel(ErrRequestTimeout) })
+		}
 		reply, err := fn(actx, &c)
 		c.stop()
-		stalled := context.Cause(actx) == errIdle
+		if whole != nil {
+			whole.Stop()
+		}
+		cause := context.Cause(actx)
 		cancel(nil)
-		if err != nil && stalled && ctx.Err() == nil {
-			err = fmt.Errorf("%w: nothing received for %s", errStreamCut, r.idle)
+		hint := ""
+		if err != nil && ctx.Err() == nil {
+			switch cause {
+			case ErrIdleTimeout:
+				err = fmt.Errorf("%w: no data from the model for %s (SSE comments and pings do not count)", ErrIdleTimeout, r.idle)
+				hint = "if the model is slow rather than stalled, raise [provider] idle_timeout in config.toml or --idle-timeout"
+			case ErrRequestTimeout:
+				err = fmt.Errorf("%w: the request took longer than %s", ErrRequestTimeout, r.request)
+				hint = "if the model's replies are that long, raise [provider] request_timeout in config.toml or --request-timeout"
+			}
 		}
 		if err == nil {
 			reply.Attempts = attempt
 			return reply, nil
 		}
 		fail := r.failure(&c, attempt, err)
+		fail.Hint = hint
 		if ctx.Err() != nil {
 			fail.Status, fail.Body, fail.Err = 0, "", ctx.Err()
 			return Reply{}, fail
