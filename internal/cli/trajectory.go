@@ -87,7 +87,14 @@ func newTrajectory(path, model, version string) (*trajectoryWriter, error) {
 		Agent:         atifAgent{Name: "nodwyn", Version: version, ModelName: model},
 		Steps:         []atifStep{},
 	}}
-	return tw, tw.flush()
+	// The file appears with the first step (Harbor rejects a trajectory
+	// with none); whether it can be written is known now.
+	tmp := abs + ".tmp"
+	if err := os.WriteFile(tmp, nil, 0o644); err != nil {
+		return nil, err
+	}
+	os.Remove(tmp)
+	return tw, nil
 }
 
 func (tw *trajectoryWriter) add(st atifStep) *atifStep {
@@ -191,6 +198,9 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 const flushEvery = 500 * time.Millisecond
 
 func (tw *trajectoryWriter) flush() error {
+	if len(tw.t.Steps) == 0 {
+		return nil
+	}
 	tw.flushed = time.Now()
 	tw.dirty = false
 	b, err := json.MarshalIndent(tw.t, "", "  ")
