@@ -252,6 +252,9 @@ func (r *RunCmd) Run(e *env) error {
 	case "interrupted":
 		return &exitError{code: ExitInterrupted}
 	default:
+		if errors.Is(out.Err, session.ErrStorage) { // the log cannot say it: the last line does
+			return &exitError{code: ExitFailed, err: fmt.Errorf("%w\n(the session cannot be resumed from here; free space or fix %s, then start again)", out.Err, dirs.Data)}
+		}
 		return &exitError{code: ExitFailed}
 	}
 }

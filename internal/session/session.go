@@ -548,8 +548,7 @@ func (s *Session) saveState(status, profile string) {
 // storageFailed ends the run: a session whose log or state cannot be written
 // could not be resumed or audited.
 func (s *Session) storageFailed(err error) {
-	fmt.Fprintf(os.Stderr, "nodwyn: %v\n", err)
-	if s.storeErr == nil {
+	if s.storeErr == nil { // the first is said once; the run ends with it
 		s.storeErr = fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	if s.cancel != nil {
