@@ -217,7 +217,7 @@ func (c *SessionsCmd) Run(e *env) error {
 
 // LogCmd is `nodwyn log`.
 type LogCmd struct {
-	ID   string `arg:"" help:"The session's id (see 'nodwyn sessions')."`
+	ID   string `arg:"" help:"The session: an id from 'nodwyn sessions', its start, or 'last'."`
 	JSON bool   `name:"json" help:"Print the raw JSONL events."`
 }
 
@@ -227,9 +227,13 @@ func (c *LogCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	path := st.LogPath(c.ID)
+	id, err := st.ResolveID(c.ID)
+	if err != nil {
+		return usageErr("nodwyn log %s: %v", c.ID, err)
+	}
+	path := st.LogPath(id)
 	if _, err := os.Stat(path); err != nil {
-		return usageErr("no log for session %q at %s; 'nodwyn sessions' lists the ids", c.ID, path)
+		return usageErr("no log for session %s at %s; 'nodwyn sessions' lists the ids", id, path)
 	}
 	if c.JSON {
 		b, err := os.ReadFile(path)
@@ -252,8 +256,10 @@ func (c *LogCmd) Run(e *env) error {
 
 // UndoCmd is `nodwyn undo`.
 type UndoCmd struct {
-	Path    string `arg:"" optional:"" help:"The file whose versions to list (absolute, or relative to the current folder); all files when left out."`
-	Restore int    `help:"Restore the version with this number (from the listing)."`
+	Path    string `arg:"" optional:"" help:"The file whose versions to list (absolute, or relative to the current folder); when left out, every file under the folder (-C)."`
+	Folder  string `short:"C" name:"folder" default:"." help:"Without a PATH: the folder whose files' versions to list or restore."`
+	All     bool   `help:"Without a PATH: the versions of every folder's files."`
+	Restore int    `help:"Restore the version with this number (from the listing); without a PATH only a version of a file under the folder (-C) is restored."`
 }
 
 // Run lists or restores versions.
@@ -272,6 +278,18 @@ func (c *UndoCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	where := ifPath(path)
+	if path == "" && !c.All { // only the versions of files under the folder
+		folder := physical(c.Folder)
+		where = " under " + folder
+		kept := vs[:0]
+		for _, v := range vs {
+			if rel, err := filepath.Rel(folder, v.Path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				kept = append(kept, v)
+			}
+		}
+		vs = kept
+	}
 	if c.Restore != 0 {
 		for _, v := range vs {
 			if v.ID == c.Restore {
@@ -282,10 +300,10 @@ func (c *UndoCmd) Run(e *env) error {
 				return nil
 			}
 		}
-		return usageErr("no version %d%s; run 'nodwyn undo %s' to list them", c.Restore, ifPath(path), c.Path)
+		return usageErr("no version %d%s; run 'nodwyn undo %s' to list them (--all: every folder's)", c.Restore, where, c.Path)
 	}
 	if len(vs) == 0 {
-		fmt.Fprintln(e.stdout, "no versions kept"+ifPath(path))
+		fmt.Fprintln(e.stdout, "no versions kept"+where)
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)

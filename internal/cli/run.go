@@ -21,7 +21,7 @@ import (
 type RunCmd struct {
 	Instruction     []string      `arg:"" optional:"" help:"The task. '-' reads it from standard input."`
 	InstructionFile string        `name:"instruction-file" type:"existingfile" help:"Read the task from this file (harnesses that kill agents by matching their argv cannot match it)."`
-	Folder          string        `short:"C" name:"folder" default:"." help:"The folder to work in."`
+	Folder          string        `short:"C" name:"folder" help:"The folder to work in (default: the current folder; with --resume, the session's)."`
 	Profile         string        `help:"Loop profile: lean, full, or one a project's init.scm defines (default: [loop] profile, NODWYN_PROFILE, else lean when unattended and full otherwise)."`
 	Provider        string        `help:"Model provider: openai, anthropic or script."`
 	Model           string        `help:"The model's name at the provider."`
@@ -33,7 +33,7 @@ type RunCmd struct {
 	IdleTimeout     time.Duration `name:"idle-timeout" help:"Cut a request to the model that receives no data for this long, e.g. 2m (the default; also [provider] idle_timeout); SSE comments and pings are not data. A request cut by it is retried."`
 	JSON            bool          `name:"json" help:"Write every event as a JSON line on stdout."`
 	Trajectory      string        `help:"Write an ATIF trajectory (Harbor's Agent Trajectory Interchange Format) to this file as the run goes."`
-	Resume          string        `help:"Continue the session with this id (or 'last') from its saved messages."`
+	Resume          string        `help:"Continue this session (an id from 'nodwyn sessions', its start, or 'last') from its saved messages, in its folder."`
 	Yolo            bool          `help:"Answer ordinary confirms yes. Security confirms are still declined when unattended."`
 	Unattended      bool          `help:"Nobody answers confirms: ordinary ones are declined (or answered yes with --yolo), security ones always declined."`
 	NoConfirm       bool          `name:"no-confirm" help:"Decline every confirm without asking."`
@@ -118,21 +118,67 @@ func (r *RunCmd) instruction(e *env) (string, error) {
 	return strings.TrimSpace(strings.Join(r.Instruction, " ")), nil
 }
 
+// folderAndSession is the run's folder (physical, absolute) and, with
+// --resume, the session's id: a resumed session works in its own folder,
+// and a -C that names another is an error.
+func (r *RunCmd) folderAndSession(dirs config.Dirs) (folder, resumeID string, err error) {
+	arg := r.Folder
+	if r.Resume != "" {
+		st, err := store.Open(dirs.Data)
+		if err != nil {
+			return "", "", err
+		}
+		if resumeID, err = st.ResolveID(r.Resume); err != nil {
+			return "", "", usageErr("--resume %s: %v", r.Resume, err)
+		}
+		state, err := st.LoadState(resumeID)
+		if err != nil {
+			return "", "", usageErr("--resume %s: %v", r.Resume, err)
+		}
+		if state.Folder == "" {
+			return "", "", usageErr("--resume %s: session %s does not say which folder it worked in", r.Resume, resumeID)
+		}
+		if arg == "" {
+			arg = state.Folder
+		} else if physical(arg) != physical(state.Folder) {
+			return "", "", usageErr("--resume %s: session %s works in %s, not %s; leave out -C (the session's folder is used) or give -C %s",
+				r.Resume, resumeID, state.Folder, physical(arg), state.Folder)
+		}
+	}
+	if arg == "" {
+		arg = "."
+	}
+	folder = physical(arg)
+	if fi, err := os.Stat(folder); err != nil || !fi.IsDir() {
+		if resumeID != "" {
+			return "", "", usageErr("--resume %s: the session's folder %s is not an existing folder", r.Resume, folder)
+		}
+		return "", "", usageErr("--folder %s: not an existing folder", folder)
+	}
+	return folder, resumeID, nil
+}
+
+// physical is p absolute, with its symbolic links resolved when it exists.
+func physical(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
 // Run runs the agent.
 func (r *RunCmd) Run(e *env) error {
-	folder, err := filepath.Abs(r.Folder)
-	if err != nil {
-		return usageErr("--folder: %v", err)
-	}
-	if real, err := filepath.EvalSymlinks(folder); err == nil {
-		folder = real
-	}
-	if fi, err := os.Stat(folder); err != nil || !fi.IsDir() {
-		return usageErr("--folder %s: not an existing folder", folder)
-	}
-	r.absFolder = folder
 	home, _ := os.UserHomeDir()
 	dirs := config.ResolveDirs(e.getenv, home)
+	folder, resumeID, err := r.folderAndSession(dirs)
+	if err != nil {
+		return err
+	}
+	r.absFolder = folder
 	// The project's files are judged before anything of theirs is read as
 	// config or Scheme; only a flag of this run says they are unattended.
 	pt, err := checkProjectTrust(e, dirs, folder, r.TrustProject,
@@ -212,13 +258,15 @@ func (r *RunCmd) Run(e *env) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
+	ctx, stopPipe := stdoutClosedContext(ctx, e.stdout) // SIGPIPE on stdout ends the run cleanly
+	defer stopPipe()
 	opts := session.Options{
 		Folder: folder, Instruction: task, Profile: o.profile,
 		Sandbox: o.sandbox, Unattended: o.unattended, Yolo: o.yolo, NoConfirm: o.noConfirm,
 		MaxToolCalls: maxCalls, Timeout: timeout,
 		InitSteps: int64(cfg.Limits.InitSteps), InitMemory: int64(cfg.Limits.InitMemoryMB) << 20,
 		Model: model, ModelName: pc.Model, Provider: pc.Provider,
-		Dirs: dirs, Store: st, ResumeID: r.Resume, ProjectScheme: pt.scheme,
+		Dirs: dirs, Store: st, ResumeID: resumeID, ProjectScheme: pt.scheme,
 		Secrets: secretsOf(pc.APIKey),
 		Sinks:   sinks,
 		Stdout:  e.stderr,
@@ -237,6 +285,9 @@ func (r *RunCmd) Run(e *env) error {
 		return &exitError{code: ExitUsage, err: err}
 	}
 	defer s.Close()
+	if !o.sandbox { // what the session starts is stopped even if nodwyn is killed (watchdog.go)
+		startWatchdog(s.ProcessMark(), e.stderr)
+	}
 	retryNote = s.Note
 	rend.start(s.ID)
 	out := s.Run(ctx)

@@ -149,16 +149,13 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		opts.Unattended, opts.Yolo = true, true
 	}
 	s := &Session{opts: opts, started: time.Now(), turnChanged: map[string]bool{}}
-	if opts.ResumeID == "last" {
-		list, err := opts.Store.ListSessions()
+	if opts.ResumeID != "" {
+		id, err := opts.Store.ResolveID(opts.ResumeID) // "last", an id or its start
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--resume %s: %w", opts.ResumeID, err)
 		}
-		if len(list) == 0 {
-			return nil, fmt.Errorf("--resume last: there is no saved session yet")
-		}
-		opts.ResumeID = list[0].ID
-		s.opts.ResumeID = opts.ResumeID
+		opts.ResumeID = id
+		s.opts.ResumeID = id
 	}
 	if opts.ResumeID != "" {
 		st, err := opts.Store.LoadState(opts.ResumeID)
@@ -392,6 +389,11 @@ func (s *Session) Interp() *scheme.Interp { return s.interp }
 
 // Scratch is the session's scratch directory.
 func (s *Session) Scratch() string { return s.scratch }
+
+// ProcessMark is the mark in the environment of every program the
+// session's tools start (prim.MarkEnv): prim.StopMarked with it stops them
+// all, what left its process group included.
+func (s *Session) ProcessMark() string { return s.tools.Mark() }
 
 // Run runs the session: (run-session instruction) under the run's budgets.
 func (s *Session) Run(ctx context.Context) Outcome {

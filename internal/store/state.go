@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -250,4 +251,56 @@ func writeAtomic(path string, data []byte, mode os.FileMode) error {
 	}
 	ok = true
 	return nil
+}
+
+// ResolveID turns what a person typed for a session into its id: "last"
+// (the newest), a whole id, or the start of exactly one id ("20261203-10",
+// or the random tail's first digits after the time). The error says what
+// to type instead.
+func (s *Store) ResolveID(ref string) (string, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return "", fmt.Errorf("no session named: give an id from 'nodwyn sessions', or 'last'")
+	}
+	ents, err := os.ReadDir(s.sessionsDir())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("list sessions: %w", err)
+	}
+	var ids []string
+	for _, e := range ents {
+		if e.IsDir() && ValidID(e.Name()) {
+			ids = append(ids, e.Name())
+		}
+	}
+	if ref == "last" {
+		list, err := s.ListSessions()
+		if err != nil {
+			return "", err
+		}
+		if len(list) == 0 {
+			return "", fmt.Errorf("there is no saved session yet")
+		}
+		return list[0].ID, nil
+	}
+	var match []string
+	for _, id := range ids {
+		if id == ref {
+			return id, nil
+		}
+		tail := id[strings.LastIndex(id, "-")+1:] // the random digits after the time
+		if strings.HasPrefix(id, ref) || (len(ref) >= 3 && strings.HasPrefix(tail, ref)) {
+			match = append(match, id)
+		}
+	}
+	switch len(match) {
+	case 1:
+		return match[0], nil
+	case 0:
+		return "", fmt.Errorf("no session %q; 'nodwyn sessions' lists them (an id, its start, or 'last')", ref)
+	}
+	sort.Strings(match)
+	if len(match) > 5 {
+		match = append(match[:5], "…")
+	}
+	return "", fmt.Errorf("%q is the start of more than one session (%s): give more of the id", ref, strings.Join(match, ", "))
 }
