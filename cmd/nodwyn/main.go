@@ -9,6 +9,9 @@ import (
 )
 
 func main() {
+	if cli.RunWatchdog() { // started by a run as its watchdog: nothing else
+		return
+	}
 	cli.CleanEnvironment()
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, cli.Getenv))
 }

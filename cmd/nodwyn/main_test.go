@@ -43,6 +43,7 @@ func TestScripts(t *testing.T) {
 			"environ-has": environHas,
 			"jsonfile":    jsonFile,
 			"fakemodel":   fakeModel,
+			"pidgone":     pidGone,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

@@ -52,7 +52,7 @@ func (RunCmd) Help() string {
   1    the run failed (a provider error, an error in Scheme), or stopped making progress
   2    a usage or configuration error (nothing ran)
   3    the tool-call budget (--max-tool-calls) or the deadline (--timeout) ran out
-  130  interrupted (SIGINT or SIGTERM)
+  130  interrupted (SIGINT, SIGTERM or SIGHUP, or stdout closed by its reader)
 
 Nothing in config.toml or Scheme turns on --yolo, --unattended or --sandbox: they
 are properties of a run, given here only.

@@ -2,6 +2,8 @@ package prim
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -137,4 +139,123 @@ func killPipeHolders(inode uint64) {
 			}
 		}
 	}
+}
+
+// MarkEnv is the variable every program a session's tools start gets, with
+// the session's own mark (Tools.Mark) as its value. It is inherited by what
+// those programs start in turn, double-forked setsid daemons included, so
+// StopMarked finds them wherever they were re-parented.
+const MarkEnv = "NODWYN_PROCS"
+
+// newMark returns a fresh random mark.
+func newMark() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// StopMarked stops every process whose environment holds MarkEnv=mark, and
+// the process group of each (but the groups in spare): SIGTERM and SIGCONT,
+// then SIGKILL after grace to what is still there. It looks again, a few
+// times, for what was started meanwhile. It returns how many processes it
+// found. Where there is no /proc it finds none. A program that cleared its
+// environment (env -i) and left its group is not found.
+func StopMarked(mark string, grace time.Duration, spare ...int) int {
+	if mark == "" {
+		return 0
+	}
+	entry := []byte(MarkEnv + "=" + mark)
+	skip := map[int]bool{0: true, 1: true}
+	for _, pg := range spare {
+		skip[pg] = true
+	}
+	skip[syscall.Getpgrp()] = true
+	found := 0
+	for round := 0; round < 3; round++ {
+		pids, groups := markedProcs(entry, skip)
+		if len(pids) == 0 {
+			break
+		}
+		found += len(pids)
+		signalAll(pids, groups, syscall.SIGTERM)
+		signalAll(pids, groups, syscall.SIGCONT)
+		deadline := time.Now().Add(grace)
+		for wait := 5 * time.Millisecond; time.Now().Before(deadline) && anyAlive(pids, groups); wait = min(wait*2, 100*time.Millisecond) {
+			time.Sleep(wait)
+		}
+		signalAll(pids, groups, syscall.SIGKILL)
+	}
+	return found
+}
+
+func signalAll(pids []int, groups map[int]bool, sig syscall.Signal) {
+	for pg := range groups {
+		_ = syscall.Kill(-pg, sig)
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+func anyAlive(pids []int, groups map[int]bool) bool {
+	for _, pid := range pids {
+		if pidAlive(pid) {
+			return true
+		}
+	}
+	for pg := range groups {
+		if groupAlive(pg) {
+			return true
+		}
+	}
+	return false
+}
+
+// markedProcs lists the live processes (not this one) whose environment
+// holds entry, and their process groups but those in skip.
+func markedProcs(entry []byte, skip map[int]bool) ([]int, map[int]bool) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, nil
+	}
+	self := os.Getpid()
+	var pids []int
+	groups := map[int]bool{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !hasEntry(env, entry) {
+			continue
+		}
+		state, pg, ok := procStat(pid)
+		if !ok || state == 'Z' || state == 'X' {
+			continue
+		}
+		pids = append(pids, pid)
+		if !skip[pg] {
+			groups[pg] = true
+		}
+	}
+	return pids, groups
+}
+
+// hasEntry reports whether a NUL-separated environment block holds entry
+// as one whole entry.
+func hasEntry(env, entry []byte) bool {
+	for len(env) > 0 {
+		i := bytes.IndexByte(env, 0)
+		if i < 0 {
+			i = len(env)
+		}
+		if bytes.Equal(env[:i], entry) {
+			return true
+		}
+		env = env[min(i+1, len(env)):]
+	}
+	return false
 }

@@ -342,5 +342,6 @@ func (t *Tools) shellCommand(command string, out *os.File) *exec.Cmd {
 	cmd.Stdout = out
 	cmd.Stderr = out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	t.started.Store(true)
 	return cmd
 }

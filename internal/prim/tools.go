@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -88,6 +89,7 @@ func failf(format string, a ...any) Result {
 type Tools struct {
 	opts  Options
 	env   []string // the scrubbed environment of every program a tool runs
+	mark  string   // MarkEnv's value in env: finds what the session started (StopMarked)
 	names []string
 	git   string // path of the git binary, "" when git is not offered
 
@@ -105,6 +107,7 @@ type Tools struct {
 	bgDir     string         // where shell-start output goes when Scratch is empty (made lazily)
 	wg        sync.WaitGroup // escalations and waits that Close waits for
 	drainWG   sync.WaitGroup // drain goroutines (not waited for by Close in sandbox mode)
+	started   atomic.Bool    // a command was started (Close looks for marked processes)
 }
 
 // New checks opts, fills in defaults and returns the session's tools.
@@ -159,6 +162,8 @@ func New(opts Options) (*Tools, error) {
 		t.env = setEnv(t.env, "TMPDIR", opts.Scratch)
 	}
 	t.env = append(t.env, opts.ExtraEnv...)
+	t.mark = newMark()
+	t.env = setEnv(t.env, MarkEnv, t.mark)
 	t.names = []string{"shell-exec", "shell-start", "shell-read", "shell-stop", "fs-read", "fs-write", "fs-edit", "fs-find", "index-grep"}
 	if g, err := exec.LookPath("git"); err == nil && isGitRepo(g, opts.Folder, t.env) {
 		t.git = g
@@ -169,6 +174,12 @@ func New(opts Options) (*Tools, error) {
 
 // Options returns the options in effect, defaults filled in.
 func (t *Tools) Options() Options { return t.opts }
+
+// Mark returns the session's mark: every program the tools start has
+// MarkEnv=Mark() in its environment, and so has what it starts, so
+// StopMarked(Mark(), …) finds them all, even where nodwyn is gone (a
+// watchdog outliving it).
+func (t *Tools) Mark() string { return t.mark }
 
 // Env returns the scrubbed environment the tools' programs run with.
 func (t *Tools) Env() []string { return slices.Clone(t.env) }
@@ -375,8 +386,11 @@ func (a *argReader) result() (Result, bool) {
 
 // Close stops the session's shell-start processes, shell-exec calls still
 // in progress, and the lean commands left running at their time limit. Outside sandbox mode it also stops whatever
-// still holds the output pipes of earlier shell-exec calls. In sandbox mode
-// what shell-exec's commands started in the background is left alone.
+// still holds the output pipes of earlier shell-exec calls, and every
+// process that carries the session's mark (MarkEnv): what left its process
+// group and holds no pipe, such as a double-forked setsid daemon. In
+// sandbox mode what shell-exec's commands started in the background is
+// left alone.
 func (t *Tools) Close() error {
 	t.mu.Lock()
 	if t.closed {
@@ -419,6 +433,11 @@ func (t *Tools) Close() error {
 		killPipeHolders(c.inode)
 	}
 	t.wg.Wait()
+	if !t.opts.Sandbox && t.started.Load() {
+		// What left its process group and the output pipe (a double-forked
+		// setsid daemon) still has the session's mark.
+		StopMarked(t.mark, t.stopGrace)
+	}
 	if !t.opts.Sandbox {
 		waitTimeout(&t.drainWG, 2*t.stopGrace)
 	}

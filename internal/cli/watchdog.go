@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nodwyn/nodwyn/internal/prim"
+	"github.com/nodwyn/nodwyn/internal/session"
+)
+
+// Nothing a session started outlives nodwyn outside sandbox mode, whatever
+// ends nodwyn. At a normal end the session's Close stops its commands (and,
+// by the session's mark, what escaped their process groups). For the ends
+// where no Go code runs (kill -9, a crash), `nodwyn run` starts a watchdog:
+// its own binary again, in a process group of its own, signals ignored,
+// reading a pipe only nodwyn holds. When that pipe closes — nodwyn is gone,
+// however — the watchdog stops every process with the session's mark
+// (prim.StopMarked) and exits. In sandbox mode there is no watchdog:
+// background processes keep running after nodwyn, as sandbox mode says.
+
+// watchdogEnv, set in a process's environment, makes nodwyn's binary a
+// watchdog for the session whose mark is its value.
+const watchdogEnv = "NODWYN_WATCHDOG_FOR"
+
+var (
+	// watchdogOK is set when main called RunWatchdog, so the binary
+	// answers watchdogEnv (a test binary calling Main directly does not).
+	watchdogOK bool
+	// watchdogPipes are the write ends of the watchdogs' pipes, held (and
+	// never closed) for the life of the process.
+	watchdogPipes []*os.File
+)
+
+// RunWatchdog is the first thing main calls. In a process started as a
+// session's watchdog it waits for nodwyn to be gone, stops what the session
+// left, and returns true: main then exits. Otherwise it returns false at
+// once.
+func RunWatchdog() bool {
+	mark := os.Getenv(watchdogEnv)
+	if mark == "" {
+		watchdogOK = true
+		return false
+	}
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
+	nodwynGroup, _ := syscall.Getpgid(os.Getppid())
+	_, _ = io.Copy(io.Discard, os.Stdin) // until nodwyn is gone
+	prim.StopMarked(mark, 2*time.Second, nodwynGroup)
+	return true
+}
+
+// startWatchdog starts the watchdog for the processes with mark. What goes
+// wrong is said on stderr and the run goes on without one.
+func startWatchdog(mark string, stderr io.Writer) {
+	if !watchdogOK || mark == "" || runtime.GOOS != "linux" {
+		return // StopMarked reads /proc
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "nodwyn: no watchdog (%v): if nodwyn is killed with SIGKILL, its commands keep running\n", err)
+		return
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintf(stderr, "nodwyn: no watchdog (%v): if nodwyn is killed with SIGKILL, its commands keep running\n", err)
+		return
+	}
+	cmd := exec.Command(exe)
+	cmd.Args = []string{os.Args[0]}
+	cmd.Env = []string{watchdogEnv + "=" + mark}
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		fmt.Fprintf(stderr, "nodwyn: no watchdog (%v): if nodwyn is killed with SIGKILL, its commands keep running\n", err)
+		return
+	}
+	go func() { _ = cmd.Wait() }() // reaped should it end first
+	watchdogPipes = append(watchdogPipes, w)
+}
+
+// errStdoutClosed ends a run whose standard output was closed by its
+// reader (`nodwyn run --json | head -1`).
+var errStdoutClosed = fmt.Errorf("%w: standard output was closed (SIGPIPE)", session.ErrInterrupted)
+
+// stdoutClosedContext returns a context cancelled (with errStdoutClosed)
+// when stdout is a pipe whose reader has gone and a write to it raised
+// SIGPIPE: the run stops as on SIGTERM, its commands stopped and its log
+// closed, instead of nodwyn dying of the signal. A SIGPIPE from any other
+// write (a socket) is ignored; the write fails with EPIPE.
+func stdoutClosedContext(parent context.Context, stdout io.Writer) (context.Context, func()) {
+	f, ok := stdout.(*os.File)
+	if !ok {
+		return parent, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	// Notify for good: with it, a write to a closed pipe on any descriptor
+	// (stdout included) fails with EPIPE rather than killing the process,
+	// also after the run.
+	signal.Notify(ch, syscall.SIGPIPE)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-ch:
+				if readerGone(f) {
+					cancel(errStdoutClosed)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
+}
+
+// readerGone reports whether f is the write end of a pipe with no reader
+// left: poll says POLLERR.
+func readerGone(f *os.File) bool {
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLOUT}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&unix.POLLERR != 0
+}
