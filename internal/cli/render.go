@@ -95,19 +95,22 @@ func (r *renderer) elapsed() string {
 	return d.Truncate(time.Second).String()
 }
 
+// line writes one line of the display. What it shows may come from the
+// model or a tool, so control characters are escaped (store.Printable, as
+// 'nodwyn log' shows them), on a terminal and off it.
 func (r *renderer) line(format string, a ...any) {
 	if r.status {
 		fmt.Fprint(r.w, "\r\033[K")
 		r.status = false
 	}
-	fmt.Fprintf(r.w, format+"\n", a...)
+	io.WriteString(r.w, store.Printable(fmt.Sprintf(format, a...))+"\n")
 }
 
 func (r *renderer) statusLine(format string, a ...any) {
 	if !r.tty {
 		return
 	}
-	r.activity, r.activityStart = fmt.Sprintf(format, a...), time.Now()
+	r.activity, r.activityStart = store.Printable(fmt.Sprintf(format, a...)), time.Now()
 	r.draw()
 }
 
@@ -172,10 +175,15 @@ func modeText(d map[string]any) string {
 	return ", " + strings.Join(m, ", ")
 }
 
+// oneLine folds white space to single spaces and cuts the text to n runes,
+// marking the cut with "…".
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
+	if len(s) <= n {
+		return s
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
 	}
 	return s
 }

@@ -293,7 +293,7 @@ func (r *RunCmd) Run(e *env) error {
 	out := s.Run(ctx)
 	rend.finish(out)
 	if !r.JSON && out.Text != "" && out.Status == "finished" {
-		fmt.Fprintln(e.stdout, out.Text)
+		fmt.Fprintln(e.stdout, store.Printable(out.Text)) // the model's text: no raw control characters
 	}
 	switch out.Status {
 	case "finished":

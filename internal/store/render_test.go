@@ -94,3 +94,21 @@ func TestShortCutsRunes(t *testing.T) {
 		t.Errorf("short = %q", s)
 	}
 }
+
+// Control characters are escaped as strconv.Quote writes them; newlines,
+// tabs and other text stay (issue 8 item 5).
+func TestPrintableEscapesControlCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text, ünïcode":      "plain text, ünïcode",
+		"a\nb\tc":                  "a\nb\tc",
+		"\x1b]0;PWNED\x07":         `\x1b]0;PWNED\a`,
+		"\x1b[2J\r\x7f":            `\x1b[2J\r\x7f`,
+		"csi \u009b2J":             `csi \u009b2J`,
+		"bad \xff utf-8":           `bad \xff utf-8`,
+		"replacement \ufffd stays": "replacement \ufffd stays",
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
