@@ -38,6 +38,8 @@ type renderer struct {
 	stopOnce      sync.Once
 
 	modelData atomic.Int64 // unix ns of the model's last data (waiting.go)
+
+	call string // the tool call running: "shell-exec: sh test.sh" (callText)
 }
 
 // close stops the ticker; safe to call more than once.
@@ -132,10 +134,11 @@ func (r *renderer) event(ev store.Event) {
 			r.line("[%s] model: %s", r.elapsed(), oneLine(t, 200))
 		}
 	case "tool.call":
-		r.statusLine("step %d: running %v", r.steps, d["name"])
+		r.call = callText(d)
+		r.statusLine("step %d: running %s", r.steps, r.call)
 	case "tool.decision":
 		if a, _ := d["allowed"].(bool); !a {
-			r.line("[%s] %v not run: %v (%v) %v", r.elapsed(), d["name"], d["decision"], d["checker"], oneLine(fmt.Sprint(d["reason"]), 160))
+			r.line("[%s] %s not run: %v (%v) %v", r.elapsed(), r.callOf(d), d["decision"], d["checker"], oneLine(fmt.Sprint(d["reason"]), 160))
 		}
 	case "tool.result":
 		status := "ok"
@@ -144,7 +147,8 @@ func (r *renderer) event(ev store.Event) {
 		} else if x, ok := d["exit"].(int); ok && x != 0 {
 			status = fmt.Sprintf("exit %d", x)
 		}
-		r.line("[%s] %v: %s %s", r.elapsed(), d["name"], status, oneLine(fmt.Sprint(d["output"]), 120))
+		r.line("[%s] %s → %s %s", r.elapsed(), r.callOf(d), status, oneLine(fmt.Sprint(d["output"]), 120))
+		r.call = ""
 	case "note":
 		r.line("[%s] note: %v", r.elapsed(), d["text"])
 	case "error":
@@ -160,6 +164,59 @@ func (r *renderer) finish(out session.Outcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.line("nodwyn: %s after %s (session %s; 'nodwyn log %s' shows it)", out.Status, r.elapsed(), r.session, r.session)
+}
+
+// callText is a tool call on one line: its name and what it acts on, the
+// command of a shell call, else the path, pattern or id its arguments name,
+// else its arguments as compact JSON; long text is cut with "…":
+//
+//	shell-exec: sh test.sh
+//	fs-edit: greet.sh
+//	fs-find: *.go in internal
+func callText(d map[string]any) string {
+	name := fmt.Sprint(d["name"])
+	args, _ := d["arguments"].(map[string]any)
+	if args == nil {
+		if raw, ok := d["arguments"].(string); ok {
+			if json.Unmarshal([]byte(raw), &args) != nil {
+				return name + ": " + oneLine(raw, callShown)
+			}
+		}
+	}
+	str := func(k string) string { v, _ := args[k].(string); return v }
+	var what string
+	switch {
+	case str("command") != "":
+		what = str("command")
+	case str("pattern") != "" && str("path") != "":
+		what = str("pattern") + " in " + str("path")
+	case str("path") != "":
+		what = str("path")
+	case str("pattern") != "":
+		what = str("pattern")
+	case str("id") != "":
+		what = str("id")
+	case len(args) > 0:
+		b, _ := json.Marshal(args)
+		what = string(b)
+	default:
+		return name
+	}
+	return name + ": " + oneLine(what, callShown)
+}
+
+// callShown is how many characters of a call's command or arguments the
+// display shows.
+const callShown = 80
+
+// callOf is the call an event of it belongs to: the one callText last
+// described, if it has the same name.
+func (r *renderer) callOf(d map[string]any) string {
+	name := fmt.Sprint(d["name"])
+	if r.call == name || strings.HasPrefix(r.call, name+": ") {
+		return r.call
+	}
+	return name
 }
 
 func modeText(d map[string]any) string {
