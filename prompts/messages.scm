@@ -12,10 +12,10 @@ When that is done, reply with a short summary and no tool call.")
 (define no-change-reminder
   "No file has changed. If the task asks for a change, make it now with fs-edit or fs-write; if it needs none, say why in one or two sentences.")
 
-;; Appended after a result when the same call has run 4, 8, 12 … times in a
-;; row (sandbox mode).
-(define repeat-warning
-  "[this exact call has now run 4 times in a row; if you are waiting on something, that is fine; otherwise look at what the results show before running it again]")
+;; Appended after a result when the same call has run n = 4, 8, 12 … times
+;; in a row (sandbox mode).
+(define (repeat-warning n)
+  (format #f "[this exact call has now run ~a times in a row; if you are waiting on something, that is fine; otherwise look at what the results show before running it again]" n))
 
 ;; The text a run ends with when the progress guard stops it (not sandbox mode).
 (define (no-progress-message n)

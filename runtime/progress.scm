@@ -2,8 +2,9 @@
 ;;;
 ;;; Outside sandbox mode a run that makes the same call and gets the same
 ;;; result progress-stop-after times in a row is stopped. In sandbox mode the
-;;; same call repeated is warned about at its 4th, 8th … repetition and the
-;;; turn goes on (waiting on a job with one command is legitimate there).
+;;; same call repeated is warned about at its 4th, 8th … repetition, with
+;;; the count (repeat-warning in prompts/messages.scm), and the turn goes on
+;;; (waiting on a job with one command is legitimate there).
 
 (define progress-stop-after 4)
 (define progress-warn-every 4)
@@ -33,7 +34,7 @@
       (if (= 0 (remainder progress-same-calls progress-warn-every))
           (begin
             (log-note (format #f "progress warning: ~a ran ~a times in a row" name progress-same-calls))
-            (values (string-append output "\n" repeat-warning) #f))
+            (values (string-append output "\n" (repeat-warning progress-same-calls)) #f))
           (values output #f)))
      ((>= progress-same-results progress-stop-after)
       (log-note (format #f "progress stop: ~a returned the same result ~a times in a row" name progress-same-results))

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -129,7 +130,8 @@ Really done.
 }
 
 // The same call four times in a row: in sandbox mode a warning after the
-// 4th and 8th result and the run goes on; outside it the run stops.
+// 4th and 8th result, saying how many times it has run (4, then 8; issue 8
+// item 20), and the run goes on; outside it the run stops.
 func TestASandboxRunIsWarnedOfARepeatedCallAndGoesOn(t *testing.T) {
 	var b strings.Builder
 	for i := 0; i < 9; i++ {
@@ -137,7 +139,7 @@ func TestASandboxRunIsWarnedOfARepeatedCallAndGoesOn(t *testing.T) {
 	}
 	b.WriteString("> reply\nThe job finished.\n")
 	model := b.String()
-	const warning = "[this exact call has now run 4 times in a row"
+	const warning = "[this exact call has now run "
 
 	t.Run("sandbox", func(t *testing.T) {
 		opts := baseOpts(t)
@@ -155,6 +157,12 @@ func TestASandboxRunIsWarnedOfARepeatedCallAndGoesOn(t *testing.T) {
 		}
 		if len(warned) != 2 || warned[0] != 4 || warned[1] != 8 {
 			t.Fatalf("warnings after calls %v, want after the 4th and 8th", warned)
+		}
+		for _, i := range warned {
+			got := lastMessage(r.model.Requests()[i]).Content
+			if want := fmt.Sprintf("%s%d times in a row;", warning, i); !strings.Contains(got, want) {
+				t.Errorf("the warning after call %d: %q, want it to say %q", i, got[strings.Index(got, warning):], want)
+			}
 		}
 		if n := len(r.notes("progress warning:")); n != 2 {
 			t.Fatalf("%d progress-warning notes, want 2", n)
