@@ -152,7 +152,7 @@ func (r *renderer) event(ev store.Event) {
 	case "note":
 		r.line("[%s] note: %v", r.elapsed(), d["text"])
 	case "error":
-		r.line("[%s] error: %v", r.elapsed(), d["error"])
+		r.line("[%s] error: %v", r.elapsed(), d["text"])
 	}
 }
 

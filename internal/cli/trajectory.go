@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -125,9 +126,8 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 			for _, c := range calls {
 				id, _ := c["id"].(string)
 				name, _ := c["name"].(string)
-				raw, _ := c["arguments"].(string)
-				var args map[string]any
-				if json.Unmarshal([]byte(raw), &args) != nil {
+				args, _ := c["arguments"].(map[string]any)
+				if raw, ok := c["raw_arguments"].(string); ok { // not a JSON object
 					args = map[string]any{"raw": raw}
 				}
 				st.ToolCalls = append(st.ToolCalls, atifToolCall{ToolCallID: id, FunctionName: name, Arguments: args})
@@ -139,8 +139,10 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 		tw.add(st)
 	case "tool.result":
 		out, _ := d["output"].(string)
-		id := ""
-		if len(tw.pending) > 0 {
+		id, _ := d["id"].(string)
+		if i := slices.Index(tw.pending, id); i >= 0 {
+			tw.pending = slices.Delete(tw.pending, i, i+1)
+		} else if id == "" && len(tw.pending) > 0 { // a log from before the id was on tool.result
 			id, tw.pending = tw.pending[0], tw.pending[1:]
 		}
 		// The observation belongs to the agent step that made the call.

@@ -61,8 +61,11 @@ type Options struct {
 	Confirm func(ctx context.Context, req guard.Request, d guard.Decision) (yes, always bool)
 	// Stdout receives what Scheme code displays (default io.Discard).
 	Stdout io.Writer
-	// Dry binds the procedures without a model (for `nodwyn scheme`).
-	Dry bool
+	// Dry binds the procedures without a model (for `nodwyn scheme`). A
+	// call the guard allows then runs only when the person confirms it
+	// (Confirm), or with RunTools.
+	Dry      bool
+	RunTools bool
 	// UserInit is the person's init.scm; "" = <Dirs.Config>/init.scm.
 	UserInit string
 	// ProjectScheme holds the project's Scheme files the run may load, by
@@ -136,6 +139,9 @@ type Session struct {
 	profile         string    // (current-profile-name), asked once New has loaded the init chain
 	checking        int       // > 0 while a project checker runs
 	savedMessages   int       // len(messages) at the last saveState
+
+	pendingCalls []provider.ToolCall // the last reply's calls not yet run: their ids go on the tool events
+	emitted      bool                // an event has gone out (the first carries the schema version)
 }
 
 // New makes a session: the scratch directory, the guard, the tools, the log
@@ -429,7 +435,7 @@ func (s *Session) Run(ctx context.Context) Outcome {
 	}
 	out := s.outcomeOf(ctx, err)
 	s.emit("run.end", map[string]any{
-		"status": out.Status, "text": s.redact(out.Text), "tool_calls": s.toolCalls,
+		"status": out.Status, "text": s.redact(out.Text), "tool_call_count": s.toolCalls,
 		"input_tokens": s.usage.InputTokens, "output_tokens": s.usage.OutputTokens,
 		"elapsed_ms": time.Since(s.started).Milliseconds(),
 	})
@@ -469,7 +475,7 @@ func (s *Session) outcomeOf(ctx context.Context, err error) Outcome {
 		}
 		return Outcome{Status: "failed", Text: fmt.Sprintf("the loop called (exit %d)", exit.Code), Err: err}
 	}
-	s.emit("error", map[string]any{"error": s.redact(err.Error())})
+	s.emit("error", map[string]any{"text": s.redact(err.Error())})
 	return Outcome{Status: "failed", Text: err.Error(), Err: err}
 }
 
@@ -512,6 +518,9 @@ func (s *Session) cleanupScratch() {
 // emit writes an event to the log and every sink.
 func (s *Session) emit(typ string, data map[string]any) {
 	ev := store.Event{Type: typ, Time: time.Now(), Data: data}
+	if !s.emitted { // docs/events.md
+		ev.Schema, s.emitted = store.EventSchema, true
+	}
 	if s.log != nil {
 		if err := s.log.Write(&ev); err != nil {
 			s.storageFailed(fmt.Errorf("writing the log: %w", err))

@@ -91,8 +91,9 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 			scheme.Cons(scheme.Symbol("name"), scheme.NewString(tc.Name)),
 			scheme.Cons(scheme.Symbol("arguments"), scheme.NewString(tc.Arguments)),
 		))
-		logged = append(logged, map[string]any{"id": tc.ID, "name": tc.Name, "arguments": s.redact(tc.Arguments)})
+		logged = append(logged, s.loggedCall(tc))
 	}
+	s.pendingCalls = slices.Clone(reply.ToolCalls)
 	s.emit("model.reply", map[string]any{
 		"text": s.redact(reply.Text), "tool_calls": logged, "stop_reason": reply.StopReason,
 		"input_tokens": reply.Usage.InputTokens, "output_tokens": reply.Usage.OutputTokens,
@@ -185,11 +186,13 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 	s.toolCalls++
 	start := time.Now()
 	req, err := s.request(name, args)
-	callData := map[string]any{"name": name, "n": s.toolCalls}
+	id := s.takeCall(name, args)
+	callData := map[string]any{"id": id, "name": name, "n": s.toolCalls}
 	if err != nil {
-		callData["arguments"] = s.redact(scheme.DisplayString(args))
+		callData["arguments"] = map[string]any{}
+		callData["raw_arguments"] = s.redact(scheme.DisplayString(args))
 		s.emit("tool.call", callData)
-		s.emit("tool.result", map[string]any{"name": name, "error": true, "output": err.Error()})
+		s.emitResult(id, name, true, -1, err.Error(), nil, start)
 		return resultAlist(err.Error(), true, "refuse", "arguments", -1), nil
 	}
 	callData["arguments"] = redactArgs(s, req.Args)
@@ -197,16 +200,21 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 
 	if !slices.Contains(s.tools.Names(), name) {
 		msg := fmt.Sprintf("there is no tool %q here; the tools are: %s", name, strings.Join(s.tools.Names(), ", "))
-		s.emit("tool.result", map[string]any{"name": name, "error": true, "output": msg})
+		s.emitResult(id, name, true, -1, msg, nil, start)
 		return resultAlist(msg, true, "refuse", "tools", -1), nil
 	}
 
 	d := s.guard.Check(ctx, req)
-	allowed, why := s.decide(ctx, req, d)
-	s.emit("tool.decision", map[string]any{"name": name, "decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason, "allowed": allowed, "answer": why})
+	asked := d // what the person was asked (nodwyn scheme asks about allowed calls too)
+	if s.opts.Dry && !s.opts.RunTools && d.Verdict == guard.Allow {
+		asked = guard.Decision{Verdict: guard.Confirm, Checker: "nodwyn scheme",
+			Reason: "the guard allows this call; in nodwyn scheme a tool runs only when you confirm it (or with --run-tools)"}
+	}
+	allowed, why := s.decide(ctx, req, asked)
+	s.emit("tool.decision", map[string]any{"id": id, "name": name, "decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason, "allowed": allowed, "answer": why})
 	if !allowed {
-		msg := refusalText(d, why)
-		s.emit("tool.result", map[string]any{"name": name, "error": true, "output": msg})
+		msg := refusalText(asked, why)
+		s.emitResult(id, name, true, -1, msg, nil, start)
 		return resultAlist(msg, true, d.Verdict.String(), d.Checker, -1), nil
 	}
 
@@ -223,10 +231,7 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 		s.turnChanged[p] = true
 	}
 	out := s.redact(res.Output)
-	s.emit("tool.result", map[string]any{
-		"name": name, "error": res.IsError, "exit": res.ExitCode, "output": out,
-		"changed": res.Changed, "ms": time.Since(start).Milliseconds(),
-	})
+	s.emitResult(id, name, res.IsError, res.ExitCode, out, res.Changed, start)
 	return resultAlist(out, res.IsError, d.Verdict.String(), d.Checker, res.ExitCode), nil
 }
 
@@ -281,12 +286,83 @@ func refusalText(d guard.Decision, why string) string {
 func redactArgs(s *Session, args map[string]any) map[string]any {
 	out := make(map[string]any, len(args))
 	for k, v := range args {
-		if str, ok := v.(string); ok {
-			v = s.redact(str)
-		}
-		out[k] = v
+		out[k] = s.redactValue(v)
 	}
 	return out
+}
+
+// redactValue redacts every string in a decoded JSON value.
+func (s *Session) redactValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return s.redact(x)
+	case map[string]any:
+		return redactArgs(s, x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = s.redactValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+// loggedCall is a tool call of model.reply: id, name and the arguments as
+// an object; arguments that are not one JSON object are {} there, and
+// raw_arguments has them as the model sent them (docs/events.md).
+func (s *Session) loggedCall(tc provider.ToolCall) map[string]any {
+	c := map[string]any{"id": tc.ID, "name": tc.Name, "arguments": map[string]any{}}
+	var args map[string]any
+	raw := strings.TrimSpace(tc.Arguments)
+	if raw == "" {
+		return c
+	}
+	if json.Unmarshal([]byte(raw), &args) == nil && args != nil {
+		c["arguments"] = redactArgs(s, args)
+	} else {
+		c["raw_arguments"] = s.redact(tc.Arguments)
+	}
+	return c
+}
+
+// takeCall is the id of the model's call that (call-tool name args) runs:
+// of the last reply's calls not yet run, the first with this name and these
+// arguments, else the first with this name. A call no reply asked for (made
+// by Scheme code, as in nodwyn scheme) has the id "".
+func (s *Session) takeCall(name string, args scheme.Value) string {
+	raw, _ := args.(*scheme.String)
+	pick := -1
+	for i, tc := range s.pendingCalls {
+		if tc.Name != name {
+			continue
+		}
+		if raw != nil && tc.Arguments == raw.S {
+			pick = i
+			break
+		}
+		if pick < 0 {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		return ""
+	}
+	id := s.pendingCalls[pick].ID
+	s.pendingCalls = slices.Delete(s.pendingCalls, pick, pick+1)
+	return id
+}
+
+// emitResult emits a call's tool.result; every one has the same fields:
+// exit is -1 for a call that did not run, changed is a list.
+func (s *Session) emitResult(id, name string, isErr bool, exit int, output string, changed []string, start time.Time) {
+	if changed == nil {
+		changed = []string{}
+	}
+	s.emit("tool.result", map[string]any{
+		"id": id, "name": name, "error": isErr, "exit": exit, "output": output,
+		"changed": changed, "ms": time.Since(start).Milliseconds(),
+	})
 }
 
 // schemeChecker is a project checker written in Scheme.

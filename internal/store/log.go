@@ -13,13 +13,19 @@ import (
 	"time"
 )
 
-// Event is one entry of a session's event stream.
+// Event is one entry of a session's event stream; docs/events.md lists
+// every type and the fields of its data.
 type Event struct {
-	Seq  int            `json:"seq"`
-	Time time.Time      `json:"time"`
-	Type string         `json:"type"` // "run.start", "model.request", "model.reply", "tool.call", "tool.decision", "tool.result", "note", "turn.end", "run.end", "error"
-	Data map[string]any `json:"data,omitempty"`
+	Seq    int            `json:"seq"`
+	Time   time.Time      `json:"time"`
+	Type   string         `json:"type"`             // "run.start", "message", "model.request", "model.delta", "model.reply", "tool.call", "tool.decision", "tool.result", "note", "run.end", "error"
+	Schema int            `json:"schema,omitempty"` // EventSchema on the first event a session emits in a process, else absent
+	Data   map[string]any `json:"data,omitempty"`
 }
+
+// EventSchema is the version of the events' fields (docs/events.md). It
+// changes when a field is removed or changes its meaning or type.
+const EventSchema = 1
 
 // Log is a session's JSONL event log. Each event is one line, written with
 // one write(2) and no buffering in between, so a process killed at any moment

@@ -105,8 +105,12 @@ func summarize(ev Event) string {
 		if v, ok := take("name", "tool"); ok {
 			add(str(v))
 		}
-		if v, ok := take("error"); ok && str(v) != "" {
-			add("error: " + short(oneLine(str(v)), 100))
+		if v, ok := take("error"); ok && v != false && str(v) != "" {
+			if v == true {
+				add("error")
+			} else {
+				add("error: " + short(oneLine(str(v)), 100))
+			}
 		} else if v, ok := take("ok"); ok {
 			if b, _ := v.(bool); b {
 				add("ok")
@@ -137,7 +141,7 @@ func summarize(ev Event) string {
 		if v, ok := take("status"); ok {
 			add(str(v))
 		}
-		if v, ok := take("tool_calls"); ok {
+		if v, ok := take("tool_call_count", "tool_calls"); ok {
 			add(count(v, "tool call"))
 		}
 		if v, ok := take("elapsed_ms"); ok {

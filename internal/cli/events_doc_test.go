@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/nodwyn/nodwyn/internal/store"
+)
+
+// docField is one row of a table in docs/events.md.
+type docField struct {
+	typ    string // "string", "integer", "boolean", "object", "list of strings", "list of objects"
+	always bool
+}
+
+// eventDoc reads docs/events.md: the event's top-level keys (type "") and,
+// for each type, its data fields ("tool_calls[].id" for a list's objects).
+func eventDoc(t *testing.T) (map[string]map[string]docField, string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "events.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]map[string]docField{"": {}}
+	section := ""
+	heading := regexp.MustCompile("^## `([a-z.]+)`$")
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := sc.Text()
+		if m := heading.FindStringSubmatch(line); m != nil {
+			section = m[1]
+			doc[section] = map[string]docField{}
+			continue
+		}
+		if strings.HasPrefix(line, "## ") {
+			section = "-" // not an event's section
+			continue
+		}
+		if !strings.HasPrefix(line, "| `") || section == "-" {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		name := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		doc[section][name] = docField{typ: strings.TrimSpace(cells[2]), always: strings.TrimSpace(cells[3]) == "always"}
+	}
+	return doc, string(b)
+}
+
+func jsonTypeIs(v any, typ string) bool {
+	switch typ {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "integer":
+		f, ok := v.(float64)
+		return ok && f == float64(int64(f))
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	case "list of strings", "list of objects":
+		l, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		for _, e := range l {
+			if !jsonTypeIs(e, strings.TrimSuffix(strings.TrimPrefix(typ, "list of "), "s")) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// checkFields checks an object's keys against the documented fields whose
+// names start with prefix: each key documented with its type, each field
+// documented as always there.
+func checkFields(t *testing.T, what string, obj map[string]any, fields map[string]docField, prefix string) {
+	t.Helper()
+	for k, v := range obj {
+		f, ok := fields[prefix+k]
+		if !ok {
+			t.Errorf("%s: field %s is not in docs/events.md", what, prefix+k)
+			continue
+		}
+		if !jsonTypeIs(v, f.typ) {
+			t.Errorf("%s: field %s is %T (%v), docs/events.md says %s", what, prefix+k, v, v, f.typ)
+		}
+		if f.typ == "list of objects" {
+			for _, e := range v.([]any) {
+				checkFields(t, what, e.(map[string]any), fields, prefix+k+"[].")
+			}
+		}
+	}
+	for name, f := range fields {
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok || strings.Contains(rest, ".") || !f.always {
+			continue
+		}
+		if _, there := obj[rest]; !there {
+			t.Errorf("%s: field %s is documented as always there but is missing", what, name)
+		}
+	}
+}
+
+// Every event a --json run writes has the fields docs/events.md lists for
+// its type, with the documented JSON types, and every type the document
+// lists occurs; the first event carries the schema version (issue 8 item 19).
+func TestJSONEventsAreAsDocumented(t *testing.T) {
+	doc, text := eventDoc(t)
+	if !strings.Contains(text, fmt.Sprintf("now **%d**", store.EventSchema)) {
+		t.Errorf("docs/events.md does not say the schema version is %d", store.EventSchema)
+	}
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	proj := filepath.Join(dir, "proj")
+	os.MkdirAll(proj, 0o755)
+	script := filepath.Join(dir, "m.script")
+	os.WriteFile(script, []byte(`> reply
+Looking.
+call shell-exec {"command": "echo hi"}
+call fs-write {"path": "a.txt", "content": "a\n"}
+call fs-find {"pattern": "*.txt"}
+> reply
+rawcall fs-read {"path":
+call no-such-tool {}
+call shell-exec {"command": "cat ~/.ssh/id_rsa"}
+> reply
+Done.
+> error boom
+`), 0o644)
+	getenv := func(k string) string {
+		switch k {
+		case "HOME":
+			return home
+		case "XDG_CONFIG_HOME":
+			return filepath.Join(home, ".config")
+		case "XDG_DATA_HOME":
+			return filepath.Join(home, ".local", "share")
+		}
+		return ""
+	}
+	var stdout, stderr bytes.Buffer
+	Main([]string{"run", "--sandbox", "container", "--json", "--script", script, "-C", proj, "go"},
+		strings.NewReader(""), &stdout, &stderr, getenv)
+
+	seen := map[string]bool{}
+	ids := map[string]map[string]bool{} // type → the call ids it carried
+	n := 0
+	for line := range strings.Lines(stdout.String()) {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("not a JSON line: %q (%v)", line, err)
+		}
+		n++
+		typ, _ := ev["type"].(string)
+		what := fmt.Sprintf("event %d (%s)", n, typ)
+		if n == 1 {
+			if ev["schema"] != float64(store.EventSchema) {
+				t.Errorf("%s: schema %v, want %d", what, ev["schema"], store.EventSchema)
+			}
+		} else if _, has := ev["schema"]; has {
+			t.Errorf("%s: schema on an event after the first", what)
+		}
+		top := map[string]any{}
+		for k, v := range ev {
+			top[k] = v
+		}
+		delete(top, "schema") // checked above
+		checkFields(t, what, top, doc[""], "")
+		fields, ok := doc[typ]
+		if !ok {
+			t.Errorf("%s: type %q is not in docs/events.md", what, typ)
+			continue
+		}
+		seen[typ] = true
+		data, _ := ev["data"].(map[string]any)
+		checkFields(t, what, data, fields, "")
+		if strings.HasPrefix(typ, "tool.") {
+			if ids[typ] == nil {
+				ids[typ] = map[string]bool{}
+			}
+			ids[typ][fmt.Sprint(data["id"])] = true
+		}
+	}
+	for typ := range doc {
+		if typ != "" && !seen[typ] {
+			t.Errorf("docs/events.md lists %s, which the run did not emit (the test should make one)", typ)
+		}
+	}
+	for _, id := range []string{"call_1_0", "call_1_1", "call_1_2", "call_2_0", "call_2_1", "call_2_2"} {
+		for _, typ := range []string{"tool.call", "tool.result"} {
+			if !ids[typ][id] {
+				t.Errorf("no %s with id %s", typ, id)
+			}
+		}
+	}
+	if !ids["tool.decision"]["call_2_2"] {
+		t.Errorf("no tool.decision with id call_2_2")
+	}
+	if t.Failed() {
+		t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+}
