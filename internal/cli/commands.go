@@ -16,63 +16,6 @@ import (
 	"github.com/nodwyn/nodwyn/internal/store"
 )
 
-// SchemeCmd is `nodwyn scheme`.
-type SchemeCmd struct {
-	File    string `arg:"" optional:"" type:"existingfile" help:"A Scheme file to run; without one, an interactive REPL."`
-	Folder  string `short:"C" name:"folder" default:"." help:"The folder the dry session pretends to work in."`
-	Sandbox string `help:"Bind (sandbox?) as in a --sandbox container run." placeholder:"container"`
-	Profile string `help:"The profile (profile-name) reports."`
-}
-
-// Help explains the dry session.
-func (SchemeCmd) Help() string {
-	return `The session is dry: there is no model, so (model-turn …) raises an error, but
-every other procedure a .nodwyn/init.scm uses is bound — (sandbox?), (folder),
-(scratch-dir), (tools), (guard-check "shell-exec" "{\"command\":\"cat ~/.ssh/id_rsa\"}"),
-(call-tool …) (judged by the guard as in an attended run with nobody to ask) —
-and the init chain (embedded init.scm, your config's init.scm, the folder's
-.nodwyn/init.scm) is loaded first, so what you define can be tried here.`
-}
-
-// Run runs the REPL or a file.
-func (c *SchemeCmd) Run(e *env) error {
-	folder, err := filepath.Abs(c.Folder)
-	if err != nil {
-		return usageErr("--folder: %v", err)
-	}
-	if c.Sandbox != "" && c.Sandbox != "container" {
-		return usageErr("--sandbox %q: the only value is 'container'", c.Sandbox)
-	}
-	home, _ := os.UserHomeDir()
-	dirs := config.ResolveDirs(e.getenv, home)
-	pt, err := trustedProject(e, dirs, folder)
-	if err != nil {
-		return err
-	}
-	if pt.note != "" {
-		fmt.Fprintln(e.stderr, "nodwyn scheme: "+pt.note)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	s, err := session.New(ctx, session.Options{
-		Folder: folder, Dry: true, Sandbox: c.Sandbox == "container", Profile: c.Profile,
-		Dirs: dirs, Stdout: e.stdout, ProjectScheme: pt.scheme,
-	})
-	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
-	}
-	defer s.Close()
-	in := s.Interp()
-	if c.File != "" {
-		if err := in.LoadFile(ctx, c.File); err != nil {
-			return &exitError{code: ExitFailed, err: err}
-		}
-		return nil
-	}
-	fmt.Fprintln(e.stderr, "nodwyn scheme: a dry session (no model). Ctrl-D ends it.")
-	return in.REPL(ctx, e.stdin, e.stdout)
-}
-
 // GuardCmd is `nodwyn guard`.
 type GuardCmd struct {
 	Sandbox    string   `help:"Judge as in a --sandbox container run." placeholder:"container"`

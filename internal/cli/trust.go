@@ -256,22 +256,6 @@ func askTrust(in io.Reader, out io.Writer, st *trust.Store, p *trust.Project) bo
 	fmt.Fprintln(out, "This folder has project files nodwyn has not been told to trust; they run as you.")
 	showProject(out, st, p)
 	fmt.Fprint(out, "trust them and load them now? [y/N]: ")
-	// One byte at a time: the terminal's confirms read stdin later, and a
-	// buffered reader here would keep what they need.
-	var line []byte
-	b := make([]byte, 1)
-	for {
-		n, err := in.Read(b)
-		if n == 1 {
-			if b[0] == '\n' {
-				break
-			}
-			line = append(line, b[0])
-		}
-		if err != nil {
-			break
-		}
-	}
-	a := strings.ToLower(strings.TrimSpace(string(line)))
-	return a == "y" || a == "yes"
+	// One line, a byte at a time: the terminal's confirms read stdin later.
+	return readYes(in)
 }
