@@ -8,6 +8,10 @@
 ;;;   turn-end          a procedure (reply) -> a message to send, or #f to end
 ;;;                     the turn (after the finish check has had its say)
 ;;;   fold-limit        longest tool result, in characters, the model reads whole
+;;;   leave-running     #t: a command still running at its time limit is left
+;;;                     running in the background (and stopped when the session
+;;;                     ends) instead of stopped; the lean profile's choice.
+;;;                     Go reads it once, after the init chain has loaded.
 ;;;
 ;;; (define-profile 'name settings) registers one; the run picks one by
 ;;; --profile, NODWYN_PROFILE, [loop] profile in config.toml, or else

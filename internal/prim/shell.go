@@ -31,7 +31,7 @@ import (
 // Options.Sandbox (piped.release) it is left alone and keeps running.
 //
 // In every mode a cancelled call is stopped, and so is a command still
-// running at its time limit, except with Options.Lean, where it is left
+// running at its time limit, except with Options.LeaveRunning, where it is left
 // running and stopped by Close.
 
 type execProc struct {
@@ -89,7 +89,7 @@ func (t *Tools) shellExec(ctx context.Context, a *argReader) (Result, error) {
 		t.release(p)
 		trailer = exitTrailer(p)
 	case <-timer.C:
-		if t.opts.Lean {
+		if t.opts.LeaveRunning {
 			t.mu.Lock()
 			delete(t.running, p.pgid)
 			t.leftovers[p.pgid] = p

@@ -222,7 +222,7 @@ func TestShellExecTimeLimitLeavesTheCommandRunningInTheLeanProfile(t *testing.T)
 	t.Parallel()
 	for _, sandbox := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sandbox=%v", sandbox), func(t *testing.T) {
-			tools, err := New(Options{Folder: t.TempDir(), Scratch: t.TempDir(), Lean: true, Sandbox: sandbox})
+			tools, err := New(Options{Folder: t.TempDir(), Scratch: t.TempDir(), LeaveRunning: true, Sandbox: sandbox})
 			if err != nil {
 				t.Fatal(err)
 			}

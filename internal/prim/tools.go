@@ -36,15 +36,15 @@ import (
 // Options configures a Tools. Folder is required; every other field has a
 // default (see DefaultOptions and New).
 type Options struct {
-	Folder     string        // absolute, the run's folder; relative paths are relative to it
-	Scratch    string        // the session's scratch directory (TMPDIR for commands)
-	Sandbox    bool          // sandbox mode: what a command starts in the background keeps running
-	Lean       bool          // lean profile: a command still running at its time limit is left running (stopped at Close) instead of stopped
-	EnvAllow   []string      // names (and prefixes ending in '*', like "LC_*") passed to children
-	ExtraEnv   []string      // KEY=VALUE added after scrubbing (optional)
-	Timeout    time.Duration // shell-exec default time limit (default 2 min)
-	MaxTimeout time.Duration // the most a call's own timeout may ask for (default 10 min)
-	MaxOutput  int           // bytes of output kept per stream before a truncation marker (default 1 MiB)
+	Folder       string        // absolute, the run's folder; relative paths are relative to it
+	Scratch      string        // the session's scratch directory (TMPDIR for commands)
+	Sandbox      bool          // sandbox mode: what a command starts in the background keeps running
+	LeaveRunning bool          // a command still running at its time limit is left running (stopped at Close) instead of stopped: the profile's leave-running setting
+	EnvAllow     []string      // names (and prefixes ending in '*', like "LC_*") passed to children
+	ExtraEnv     []string      // KEY=VALUE added after scrubbing (optional)
+	Timeout      time.Duration // shell-exec default time limit (default 2 min)
+	MaxTimeout   time.Duration // the most a call's own timeout may ask for (default 10 min)
+	MaxOutput    int           // bytes of output kept per stream before a truncation marker (default 1 MiB)
 	// Backup is called before a file tool overwrites or edits an existing
 	// file, with its previous content; an error stops the write.
 	Backup func(absPath string, old []byte) error

@@ -137,6 +137,7 @@ type Session struct {
 	storeErr        error     // the first failed write of the log or state
 	deadline        time.Time // started + Timeout; zero = none
 	profile         string    // (current-profile-name), asked once New has loaded the init chain
+	leaveRunning    bool      // the profile's leave-running setting, asked then too
 	checking        int       // > 0 while a project checker runs
 	savedMessages   int       // len(messages) at the last saveState
 
@@ -215,11 +216,12 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		s.Close()
 		return nil, err
 	}
-	// The profile is known now: the lean profile lets an unattended run use
-	// /tmp, and leaves a command still running at its time limit alone.
-	// Guard settings come from the run's options alone, never from Scheme
-	// (a project init could redefine current-profile-name): lean is the
-	// profile chosen by flag/config/env, or the default for unattended runs.
+	// The guard's /tmp rule (an unattended lean run may use /tmp) comes
+	// from the run's options alone, never from Scheme (a project init could
+	// redefine current-profile-name): lean is the profile chosen by
+	// flag/config/env, or the default for unattended runs. Leaving a
+	// command running at its time limit is Scheme policy: the profile's
+	// leave-running setting, read in loadChain.
 	lean := opts.Profile == "lean" || (opts.Profile == "" && opts.Unattended)
 	home, _ := os.UserHomeDir()
 	s.guard = guard.New(guard.Options{
@@ -242,7 +244,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	popts.Folder = opts.Folder
 	popts.Scratch = scratch
 	popts.Sandbox = opts.Sandbox
-	popts.Lean = lean
+	popts.LeaveRunning = s.leaveRunning
 	deny := s.guard.Denylist()
 	popts.Deny = func(p string) bool { d, _ := deny.Denied(p); return d }
 	if opts.Store != nil && !opts.Dry {
@@ -293,6 +295,11 @@ func (s *Session) loadChain(parent context.Context) error {
 	} else if bounded(ctx, err) {
 		return s.loadFailed(ctx, "(current-profile-name) (as the init chain defines it)", err, "")
 	}
+	v, err = s.interp.CallByName(ctx, "profile-ref", scheme.Symbol("leave-running"), false)
+	if err != nil {
+		return s.loadFailed(ctx, "(profile-ref 'leave-running) (as the init chain defines it)", err, "")
+	}
+	s.leaveRunning = scheme.IsTrue(v)
 	return nil
 }
 

@@ -4,4 +4,5 @@
 (define-profile 'lean
   (list (cons 'system-prompt (lambda () (lean-system-prompt)))
         (cons 'tool-description (lambda (name) (lean-tool-description name)))
-        (cons 'fold-limit 8000)))
+        (cons 'fold-limit 8000)
+        (cons 'leave-running #t)))
