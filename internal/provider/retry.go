@@ -28,7 +28,17 @@ type Error struct {
 	Note     string // why retries stopped early, if they did
 	Err      error  // the underlying failure (connection error, stream cut, ctx error …)
 	Hint     string // what to change, said last (a timeout names its setting)
+
+	deadlineFirst bool // retries stopped because the run's deadline comes first
 }
+
+// ErrDeadlineBeforeRetry matches (errors.Is) the error of a request whose
+// retries stopped because the run's deadline comes before the next attempt:
+// the run ends for its deadline, not for the provider.
+var ErrDeadlineBeforeRetry = errors.New("the run's deadline comes before the next attempt")
+
+// Is makes errors.Is(err, ErrDeadlineBeforeRetry) true for such an error.
+func (e *Error) Is(target error) bool { return target == ErrDeadlineBeforeRetry && e.deadlineFirst }
 
 func (e *Error) Error() string {
 	var b strings.Builder
@@ -353,6 +363,7 @@ func (r retrier) do(ctx context.Context, onDelta func(Delta), fn attemptFunc) (R
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
 			fail.Note = fmt.Sprintf("the run's deadline comes before the next attempt, due in %s", wait.Round(time.Millisecond))
+			fail.deadlineFirst = true
 			return Reply{}, fail
 		}
 		if r.onRetry != nil {

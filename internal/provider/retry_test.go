@@ -127,4 +127,7 @@ func TestRetryStopsAtRunDeadline(t *testing.T) {
 	if !errors.As(err, &pe) || attempts != 1 || !strings.Contains(pe.Note, "deadline") {
 		t.Fatalf("attempts %d, err %v", attempts, err)
 	}
+	if !errors.Is(err, ErrDeadlineBeforeRetry) { // the run ends for its deadline (exit 3), not as failed
+		t.Fatalf("the error does not say the deadline stopped the retries: %v", err)
+	}
 }

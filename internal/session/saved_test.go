@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -78,5 +79,29 @@ func TestWhatARequestSendsIsSavedBeforeItIsSent(t *testing.T) {
 	}
 	if m.n != 2 {
 		t.Fatalf("%d requests", m.n)
+	}
+}
+
+// errModel fails every request with err.
+type errModel struct{ err error }
+
+func (m errModel) Name() string { return "err" }
+func (m errModel) Stream(context.Context, provider.Request, func(provider.Delta)) (provider.Reply, error) {
+	return provider.Reply{}, m.err
+}
+
+// When the provider stops retrying because the run's deadline comes before
+// the next attempt, the run ends for its deadline (exit 3), not as failed.
+func TestRetriesCutByTheDeadlineEndTheRunForItsDeadline(t *testing.T) {
+	opts := baseOpts(t)
+	opts.Timeout = time.Minute
+	opts.Model = errModel{fmt.Errorf("provider x: 503 after 2 attempts: %w", provider.ErrDeadlineBeforeRetry)}
+	s, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if out := s.Run(context.Background()); out.Status != "deadline" {
+		t.Fatalf("outcome %+v; want deadline", out)
 	}
 }

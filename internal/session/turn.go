@@ -75,6 +75,12 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if errors.Is(err, provider.ErrDeadlineBeforeRetry) && s.cancel != nil {
+			// The deadline stops the run: say so, as when it passes.
+			s.Note(err.Error())
+			s.cancel(ErrDeadline)
+			return nil, context.Cause(ctx)
+		}
 		return nil, scheme.Errorf("model-turn: %v", err)
 	}
 	s.usage.InputTokens += reply.Usage.InputTokens
