@@ -109,8 +109,9 @@ func stdoutClosedContext(parent context.Context, stdout io.Writer) (context.Cont
 	// (stdout included) fails with EPIPE rather than killing the process,
 	// also after the run.
 	signal.Notify(ch, syscall.SIGPIPE)
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		for {
 			select {
 			case <-done:
@@ -123,13 +124,22 @@ func stdoutClosedContext(parent context.Context, stdout io.Writer) (context.Cont
 			}
 		}
 	}()
-	return ctx, func() { close(done); cancel(nil) }
+	// stop waits for the watcher: nothing reads f once it has returned.
+	return ctx, func() { close(done); <-exited; cancel(nil) }
 }
 
 // readerGone reports whether f is the write end of a pipe with no reader
 // left: poll says POLLERR.
 func readerGone(f *os.File) bool {
-	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLOUT}}
-	n, err := unix.Poll(fds, 0)
-	return err == nil && n > 0 && fds[0].Revents&unix.POLLERR != 0
+	rc, err := f.SyscallConn() // not f.Fd(), which would make f blocking
+	if err != nil {
+		return false
+	}
+	gone := false
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		n, err := unix.Poll(fds, 0)
+		gone = err == nil && n > 0 && fds[0].Revents&unix.POLLERR != 0
+	})
+	return gone
 }
