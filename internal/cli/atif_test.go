@@ -242,17 +242,7 @@ Done.
 Checked: done.
 `), 0o644)
 	traj := filepath.Join(dir, "traj.json")
-	getenv := func(k string) string {
-		switch k {
-		case "HOME":
-			return home
-		case "XDG_CONFIG_HOME":
-			return filepath.Join(home, ".config")
-		case "XDG_DATA_HOME":
-			return filepath.Join(home, ".local", "share")
-		}
-		return ""
-	}
+	getenv := homeEnv(home)
 	var stdout, stderr bytes.Buffer
 	done := make(chan int)
 	go func() {
@@ -329,5 +319,21 @@ func TestATrajectoryFileAppearsWithItsFirstStep(t *testing.T) {
 	}
 	if _, err := newTrajectory(filepath.Join(t.TempDir(), "no", "such", "dir", "t.json"), "m", "v"); err == nil {
 		t.Error("an unwritable path was accepted")
+	}
+}
+
+// homeEnv is an environment with only HOME and the XDG directories under
+// it, for a whole run of Main.
+func homeEnv(home string) func(string) string {
+	return func(k string) string {
+		switch k {
+		case "HOME":
+			return home
+		case "XDG_CONFIG_HOME":
+			return filepath.Join(home, ".config")
+		case "XDG_DATA_HOME":
+			return filepath.Join(home, ".local", "share")
+		}
+		return ""
 	}
 }

@@ -139,17 +139,7 @@ call shell-exec {"command": "cat ~/.ssh/id_rsa"}
 Done.
 > error boom
 `), 0o644)
-	getenv := func(k string) string {
-		switch k {
-		case "HOME":
-			return home
-		case "XDG_CONFIG_HOME":
-			return filepath.Join(home, ".config")
-		case "XDG_DATA_HOME":
-			return filepath.Join(home, ".local", "share")
-		}
-		return ""
-	}
+	getenv := homeEnv(home)
 	var stdout, stderr bytes.Buffer
 	Main([]string{"run", "--sandbox", "container", "--json", "--script", script, "-C", proj, "go"},
 		strings.NewReader(""), &stdout, &stderr, getenv)

@@ -284,16 +284,7 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		what := req.Tool
-		if c, ok := req.Args["command"].(string); ok {
-			what += ": " + c
-		} else if p, ok := req.Args["path"].(string); ok {
-			what += " " + p
-		}
-		kind := "confirm"
-		if d.Verdict == guard.SecurityConfirm {
-			kind = "SECURITY confirm"
-		}
+		kind, what := confirmHeader(req, d)
 		r.line("%s (%s): %s\n  %s", kind, d.Checker, d.Reason, what)
 		for {
 			if d.Verdict == guard.SecurityConfirm {
@@ -321,4 +312,20 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 			}
 		}
 	}
+}
+
+// confirmHeader is what a confirm question names: its kind and the call
+// ("shell-exec: rm -rf build", "fs-write Makefile").
+func confirmHeader(req guard.Request, d guard.Decision) (kind, what string) {
+	what = req.Tool
+	if c, ok := req.Args["command"].(string); ok {
+		what += ": " + c
+	} else if p, ok := req.Args["path"].(string); ok {
+		what += " " + p
+	}
+	kind = "confirm"
+	if d.Verdict == guard.SecurityConfirm {
+		kind = "SECURITY confirm"
+	}
+	return kind, what
 }

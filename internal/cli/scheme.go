@@ -16,6 +16,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/session"
+	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/scheme"
 )
 
@@ -257,17 +258,8 @@ func (c *ctrlC) Read(p []byte) (int, error) {
 // (the REPL's line editor reads only while no evaluation runs).
 func lineConfirm(tty *os.File, out io.Writer) func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool) {
 	return func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool) {
-		what := req.Tool
-		if c, ok := req.Args["command"].(string); ok {
-			what += ": " + c
-		} else if p, ok := req.Args["path"].(string); ok {
-			what += " " + p
-		}
-		kind := "confirm"
-		if d.Verdict == guard.SecurityConfirm {
-			kind = "SECURITY confirm"
-		}
-		fmt.Fprintf(out, "%s (%s): %s\n  %s\n  run it? [y/N]: ", kind, d.Checker, printable(d.Reason), printable(what))
+		kind, what := confirmHeader(req, d)
+		fmt.Fprintf(out, "%s (%s): %s\n  %s\n  run it? [y/N]: ", kind, d.Checker, store.Printable(d.Reason), store.Printable(what))
 		return readYes(tty), false
 	}
 }

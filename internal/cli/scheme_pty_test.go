@@ -52,17 +52,7 @@ func TestTheSchemeREPLAtATerminal(t *testing.T) {
 	proj := filepath.Join(dir, "proj")
 	os.MkdirAll(proj, 0o755)
 	home := filepath.Join(dir, "home")
-	getenv := func(k string) string {
-		switch k {
-		case "HOME":
-			return home
-		case "XDG_CONFIG_HOME":
-			return filepath.Join(home, ".config")
-		case "XDG_DATA_HOME":
-			return filepath.Join(home, ".local", "share")
-		}
-		return ""
-	}
+	getenv := homeEnv(home)
 	var mu sync.Mutex
 	var screen bytes.Buffer
 	go func() {

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode"
 
 	"golang.org/x/term"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/internal/trust"
 )
 
@@ -160,28 +160,9 @@ func showProject(w io.Writer, st *trust.Store, p *trust.Project) {
 			}
 		}
 		for _, l := range diff {
-			fmt.Fprintf(w, "    %s\n", printable(l))
+			fmt.Fprintf(w, "    %s\n", store.Printable(l))
 		}
 	}
-}
-
-// printable escapes control characters other than tab as \xNN or \u{…}.
-func printable(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r != '\t' && unicode.IsControl(r) }) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\t' || !unicode.IsControl(r):
-			b.WriteRune(r)
-		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-	}
-	return b.String()
 }
 
 // projectTrust decides which project files a run loads: the project's
