@@ -59,7 +59,7 @@ func (c *GuardCmd) Run(e *env) error {
 	sandbox := c.Sandbox == "container"
 	// The guard of a dry session: the built-in checkers and those the init
 	// chain adds, the project's only when it is trusted (as a run has them).
-	pt, err := trustedProject(e, dirs, folder)
+	pt, err := trustedProject(dirs, folder)
 	if err != nil {
 		return err
 	}

@@ -181,7 +181,7 @@ func (r *RunCmd) Run(e *env) error {
 	r.absFolder = folder
 	// The project's files are judged before anything of theirs is read as
 	// config or Scheme; only a flag of this run says they are unattended.
-	pt, err := checkProjectTrust(e, dirs, folder, r.TrustProject,
+	pt, err := checkProjectTrust(dirs, folder, r.TrustProject,
 		r.Unattended || r.Sandbox != "" || r.NoConfirm, terminalTrustAsk(e))
 	if err != nil {
 		return err

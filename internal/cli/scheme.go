@@ -58,7 +58,7 @@ func (c *SchemeCmd) Run(e *env) error {
 	}
 	home, _ := os.UserHomeDir()
 	dirs := config.ResolveDirs(e.getenv, home)
-	pt, err := trustedProject(e, dirs, folder)
+	pt, err := trustedProject(dirs, folder)
 	if err != nil {
 		return err
 	}

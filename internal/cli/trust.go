@@ -47,17 +47,15 @@ Examples:
 // trustRecord is the path of the trust record.
 func trustRecord(dirs config.Dirs) string { return filepath.Join(dirs.Data, "trust.json") }
 
-func openTrust(e *env) (*trust.Store, config.Dirs, error) {
-	home, _ := os.UserHomeDir()
-	dirs := config.ResolveDirs(e.getenv, home)
+func openTrust(dirs config.Dirs) (*trust.Store, error) {
 	if !filepath.IsAbs(dirs.Data) {
-		return nil, dirs, usageErr("no data directory to keep the trust record in: set HOME or XDG_DATA_HOME")
+		return nil, usageErr("no data directory for the trust record: set HOME or XDG_DATA_HOME")
 	}
 	st, err := trust.Open(trustRecord(dirs))
 	if err != nil {
-		return nil, dirs, usageErr("%v\n(fix or remove %s; then trust your projects again)", err, trustRecord(dirs))
+		return nil, usageErr("%v\n(fix or remove %s; then trust your projects again with: nodwyn trust -C DIR)", err, trustRecord(dirs))
 	}
-	return st, dirs, nil
+	return st, nil
 }
 
 // Run records, lists or revokes trust.
@@ -65,7 +63,8 @@ func (c *TrustCmd) Run(e *env) error {
 	if c.List && c.Revoke {
 		return usageErr("give --list or --revoke, not both")
 	}
-	st, _, err := openTrust(e)
+	home, _ := os.UserHomeDir()
+	st, err := openTrust(config.ResolveDirs(e.getenv, home))
 	if err != nil {
 		return err
 	}
@@ -177,13 +176,10 @@ type projectTrust struct {
 	note   string // said on stderr before the run (why the project's files were or were not loaded)
 }
 
-func checkProjectTrust(e *env, dirs config.Dirs, folder string, trustFlag, unattended bool, ask func(*trust.Store, *trust.Project) bool) (projectTrust, error) {
-	if !filepath.IsAbs(dirs.Data) {
-		return projectTrust{}, usageErr("no data directory to read the trust record from: set HOME or XDG_DATA_HOME")
-	}
-	st, err := trust.Open(trustRecord(dirs))
+func checkProjectTrust(dirs config.Dirs, folder string, trustFlag, unattended bool, ask func(*trust.Store, *trust.Project) bool) (projectTrust, error) {
+	st, err := openTrust(dirs)
 	if err != nil {
-		return projectTrust{}, usageErr("%v\n(fix or remove %s; then trust your projects again with: nodwyn trust -C DIR)", err, trustRecord(dirs))
+		return projectTrust{}, err
 	}
 	p, err := st.Check(folder)
 	if err != nil {
@@ -218,8 +214,8 @@ func checkProjectTrust(e *env, dirs config.Dirs, folder string, trustFlag, unatt
 
 // trustedProject is the project's files when they are trusted, else none
 // (with a note saying so): for the commands that ask nobody.
-func trustedProject(e *env, dirs config.Dirs, folder string) (projectTrust, error) {
-	return checkProjectTrust(e, dirs, folder, false, false, func(*trust.Store, *trust.Project) bool { return false })
+func trustedProject(dirs config.Dirs, folder string) (projectTrust, error) {
+	return checkProjectTrust(dirs, folder, false, false, func(*trust.Store, *trust.Project) bool { return false })
 }
 
 // terminalTrustAsk asks the person at the terminal on stdin; nil when

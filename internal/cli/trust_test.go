@@ -11,7 +11,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/trust"
 )
 
-func trustEnv(t *testing.T) (*env, config.Dirs, string) {
+func trustEnv(t *testing.T) (config.Dirs, string) {
 	t.Helper()
 	root := t.TempDir()
 	dirs := config.Dirs{Config: filepath.Join(root, "config"), Data: filepath.Join(root, "data")}
@@ -19,8 +19,7 @@ func trustEnv(t *testing.T) (*env, config.Dirs, string) {
 	if err := os.MkdirAll(filepath.Join(proj, ".nodwyn"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, getenv: func(string) string { return "" }}
-	return e, dirs, proj
+	return dirs, proj
 }
 
 func writeFile(t *testing.T, path, text string) {
@@ -33,13 +32,13 @@ func writeFile(t *testing.T, path, text string) {
 // At a terminal the person is asked; yes records the trust and loads the
 // files as they were shown, no loads nothing of the project's.
 func TestThePersonAtTheTerminalDecidesWhetherTheProjectLoads(t *testing.T) {
-	e, dirs, proj := trustEnv(t)
+	dirs, proj := trustEnv(t)
 	writeFile(t, filepath.Join(proj, ".nodwyn", "init.scm"), "(display \"hi\")\n")
 	writeFile(t, filepath.Join(proj, ".nodwyn", "config.toml"), "[limits]\nmax_tool_calls = 5\n")
 
 	asked := 0
 	no := func(*trust.Store, *trust.Project) bool { asked++; return false }
-	pt, err := checkProjectTrust(e, dirs, proj, false, false, no)
+	pt, err := checkProjectTrust(dirs, proj, false, false, no)
 	if err != nil || asked != 1 {
 		t.Fatalf("err %v, asked %d times", err, asked)
 	}
@@ -48,7 +47,7 @@ func TestThePersonAtTheTerminalDecidesWhetherTheProjectLoads(t *testing.T) {
 	}
 
 	yes := func(*trust.Store, *trust.Project) bool { asked++; return true }
-	pt, err = checkProjectTrust(e, dirs, proj, false, false, yes)
+	pt, err = checkProjectTrust(dirs, proj, false, false, yes)
 	if err != nil || asked != 2 {
 		t.Fatalf("err %v, asked %d times", err, asked)
 	}
@@ -56,13 +55,13 @@ func TestThePersonAtTheTerminalDecidesWhetherTheProjectLoads(t *testing.T) {
 		t.Fatalf("accepted, yet not loaded: %+v", pt)
 	}
 	// Now trusted: no question.
-	pt, err = checkProjectTrust(e, dirs, proj, false, true, yes)
+	pt, err = checkProjectTrust(dirs, proj, false, true, yes)
 	if err != nil || asked != 2 || pt.scheme["init.scm"] == nil {
 		t.Fatalf("trusted project: err %v, asked %d, %+v", err, asked, pt)
 	}
 	// Unattended and changed: an error, no question.
 	writeFile(t, filepath.Join(proj, ".nodwyn", "init.scm"), "(display \"changed\")\n")
-	_, err = checkProjectTrust(e, dirs, proj, false, true, yes)
+	_, err = checkProjectTrust(dirs, proj, false, true, yes)
 	if err == nil || asked != 2 || !strings.Contains(err.Error(), "init.scm (changed since it was trusted)") {
 		t.Fatalf("unattended, changed: err %v, asked %d", err, asked)
 	}
@@ -72,7 +71,7 @@ func TestThePersonAtTheTerminalDecidesWhetherTheProjectLoads(t *testing.T) {
 // control characters escaped (a file cannot hide lines from the reader),
 // and only "y"/"yes" is a yes.
 func TestTheTrustQuestionShowsWhatChanged(t *testing.T) {
-	_, dirs, proj := trustEnv(t)
+	dirs, proj := trustEnv(t)
 	init := filepath.Join(proj, ".nodwyn", "init.scm")
 	writeFile(t, init, "(define a 1)\n(define b 2)\n")
 	st, err := trust.Open(trustRecord(dirs))

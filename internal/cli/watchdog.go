@@ -63,14 +63,17 @@ func startWatchdog(mark string, stderr io.Writer) {
 	if !watchdogOK || mark == "" || runtime.GOOS != "linux" {
 		return // StopMarked reads /proc
 	}
+	without := func(err error) {
+		fmt.Fprintf(stderr, "nodwyn: no watchdog (%v): if nodwyn is killed with SIGKILL, its commands keep running\n", err)
+	}
 	exe, err := os.Executable()
 	if err != nil {
-		fmt.Fprintf(stderr, "nodwyn: no watchdog (%v): if nodwyn is killed with SIGKILL, its commands keep running\n", err)
+		without(err)
 		return
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		fmt.Fprintf(stderr, "nodwyn: no watchdog (%v): if nodwyn is killed with SIGKILL, its commands keep running\n", err)
+		without(err)
 		return
 	}
 	cmd := exec.Command(exe)
@@ -82,7 +85,7 @@ func startWatchdog(mark string, stderr io.Writer) {
 	r.Close()
 	if err != nil {
 		w.Close()
-		fmt.Fprintf(stderr, "nodwyn: no watchdog (%v): if nodwyn is killed with SIGKILL, its commands keep running\n", err)
+		without(err)
 		return
 	}
 	go func() { _ = cmd.Wait() }() // reaped should it end first
