@@ -3,6 +3,7 @@
 //
 //	sessions/<id>/state.json    the session's state, for resume (SaveState, LoadState, ListSessions)
 //	sessions/<id>/events.jsonl  its event log, written as it happens (OpenLog, ReadLog, RenderLog)
+//	sessions/<id>/journal.jsonl its signed journal of self-validations (JournalPath; package journal)
 //	versions/index.jsonl        what file tools overwrote: one entry per backup (Backup, Versions, Restore)
 //	versions/blobs/<sha256>     the old contents, by content
 //
