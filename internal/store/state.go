@@ -81,7 +81,9 @@ func (s *Store) SessionDir(id string) string { return filepath.Join(s.sessionsDi
 func (s *Store) LogPath(id string) string { return filepath.Join(s.SessionDir(id), "events.jsonl") }
 
 // JournalPath is the session's signed journal, <data>/sessions/<id>/journal.jsonl (package journal writes it).
-func (s *Store) JournalPath(id string) string { return filepath.Join(s.SessionDir(id), "journal.jsonl") }
+func (s *Store) JournalPath(id string) string {
+	return filepath.Join(s.SessionDir(id), "journal.jsonl")
+}
 
 // StatePath is the session's state file, <data>/sessions/<id>/state.json.
 func (s *Store) StatePath(id string) string { return filepath.Join(s.SessionDir(id), "state.json") }
