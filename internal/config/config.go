@@ -79,11 +79,29 @@ type Limits struct {
 	InitMemoryMB int `toml:"init_memory_mb"`
 }
 
+// Seam is [sandbox] in config.toml (and in a contract): how commands run,
+// the execution seam of internal/sandbox. It is not sandbox mode (nodwyn
+// run --sandbox container, the run's declaration that the machine is
+// disposable), which no file can set.
+type Seam struct {
+	// Mode is "no_sandbox" (the default: commands run in the folder) or
+	// "working_copy" (each command runs in a fresh copy of the checkout,
+	// and what it writes is discarded).
+	Mode string `toml:"mode"`
+	// Checkout is the folder copied, relative to the run's folder: "."
+	// (the default) or an ancestor of it inside the same git work tree.
+	Checkout string `toml:"checkout"`
+}
+
+// SeamModes are the values [sandbox] mode may have.
+var SeamModes = []string{"no_sandbox", "working_copy"}
+
 // File is what a config.toml may hold.
 type File struct {
 	Provider Provider `toml:"provider"`
 	Loop     Loop     `toml:"loop"`
 	Limits   Limits   `toml:"limits"`
+	Sandbox  Seam     `toml:"sandbox"`
 }
 
 // Config is the configuration after layering files and environment.
@@ -94,6 +112,9 @@ type Config struct {
 	// Origin names where each setting that is set came from, by its key
 	// ("provider.base_url"): "<file>:<line>" or "env <NAME>".
 	Origin map[string]string
+	// Notes say what was set and not taken (a project's config that would
+	// undo the person's [sandbox] mode = "working_copy"), for the log.
+	Notes []string
 }
 
 // Duration is a time.Duration written in config as a string such as "30m" or
@@ -148,7 +169,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// runKeys are properties of a run that no file may set.
+// runKeys are properties of a run that no file may set. "sandbox" is one
+// only as a key with a value (sandbox = true): the [sandbox] table is the
+// execution seam's, and there mode = "container" is refused (checkSeamMode).
 var runKeys = map[string]bool{"yolo": true, "unattended": true, "sandbox": true}
 
 // secretKeys are names under which someone may try to put a key in config.
@@ -204,10 +227,17 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 	}
 	if folder != "" && project != nil {
 		p := ProjectConfig(folder)
+		userMode, userOrigin := c.Sandbox.Mode, c.Origin["sandbox.mode"]
 		if err := c.layer(p, project); err != nil {
 			return nil, err
 		}
 		c.Sources = append(c.Sources, p)
+		if userMode == "working_copy" && c.Sandbox.Mode != userMode {
+			// A project's file may choose a working copy (it only
+			// contains more), never undo the person's choice of one.
+			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] mode = %q; kept %q from %s: a project's config cannot undo the working copy", c.Origin["sandbox.mode"], c.Sandbox.Mode, userMode, userOrigin))
+			c.Sandbox.Mode, c.Origin["sandbox.mode"] = userMode, userOrigin
+		}
 	}
 	env := func(name, key string, dst *string) {
 		// White space around a value (a .env file's trailing space or CR)
@@ -288,6 +318,9 @@ func (c *Config) layer(path string, data []byte) error {
 	}
 	for _, k := range md.Keys() {
 		last := strings.ToLower(strings.ReplaceAll(k[len(k)-1], "-", "_"))
+		if k.String() == "sandbox" && md.Type(k...) == "Hash" {
+			continue // the [sandbox] table
+		}
 		if runKeys[last] {
 			return fail(k.String(), "%s is not accepted in a config file: yolo, unattended and sandbox are properties of a run, given by flags only (--%s); remove the key", k[len(k)-1], last)
 		}
@@ -311,6 +344,11 @@ func (c *Config) layer(path string, data []byte) error {
 		if err := checkType(l, lookup(raw, k)); err != nil {
 			return fail(ks, "%v", err)
 		}
+		if ks == "sandbox.mode" {
+			if err := CheckSeamMode(lookup(raw, k).(string)); err != nil {
+				return fail(ks, "%v", err)
+			}
+		}
 	}
 
 	// Then into the struct, for the values themselves (durations).
@@ -331,6 +369,19 @@ func (c *Config) layer(path string, data []byte) error {
 		}
 	}
 	return nil
+}
+
+// CheckSeamMode says what is wrong with a [sandbox] mode value.
+func CheckSeamMode(mode string) error {
+	if mode == "container" {
+		return fmt.Errorf(`"container" is not a mode of the [sandbox] table: sandbox mode (the machine is disposable) is a property of a run, given only by nodwyn run --sandbox container; [sandbox] mode chooses how commands run: "no_sandbox" or "working_copy"`)
+	}
+	for _, m := range SeamModes {
+		if mode == m {
+			return nil
+		}
+	}
+	return fmt.Errorf(`%q is not a mode: write "no_sandbox" (commands run in the folder) or "working_copy" (each command runs in a copy of the checkout)`, mode)
 }
 
 // checkType says what is wrong when a value does not fit its field.

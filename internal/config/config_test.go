@@ -275,7 +275,7 @@ func TestLoadRefusesRunProperties(t *testing.T) {
 		{"yolo = true\n", "yolo", 1},
 		{"[loop]\nprofile = \"lean\"\nunattended = true\n", "loop.unattended", 3},
 		{"[provider]\nname = \"openai\"\n\n[run]\nsandbox = true\n", "run.sandbox", 5},
-		{"[sandbox]\nenabled = true\n", "sandbox", 1},
+		{"sandbox = true\n", "sandbox", 1},
 		{"[loop]\nYOLO = false\n", "loop.YOLO", 2},
 		// Refused even when the value has the wrong type: the key is the problem.
 		{"[limits]\nmax_tool_calls = \"x\"\nyolo = 1\n", "limits.yolo", 3},
