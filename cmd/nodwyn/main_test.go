@@ -44,6 +44,7 @@ func TestScripts(t *testing.T) {
 			"jsonfile":    jsonFile,
 			"fakemodel":   fakeModel,
 			"pidgone":     pidGone,
+			"journaladd":  journalAppend,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
