@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/journal"
+)
+
+// DoctorCmd is `nodwyn doctor`.
+type DoctorCmd struct {
+	Folder string `short:"C" name:"folder" default:"." help:"The folder a run would work in: its trusted .nodwyn/config.toml is read as a run reads it."`
+}
+
+// Help says what doctor prints.
+func (DoctorCmd) Help() string {
+	return `Prints what a person needs to see why a run behaves as it does, and
+changes nothing (except that it reads the trust record):
+
+  version            this binary's version
+  config, data       the directories (XDG_CONFIG_HOME, XDG_DATA_HOME)
+  config sources     the config files read, in order (a later one wins), and
+                     the environment; then every key that is set, its value
+                     and where it came from (file:line or env NAME)
+  project            whether the folder's .nodwyn/ files are trusted and read
+  provider           name, model and base_url as a run would use them
+  api key            whether one is found, and where (the variable's name or
+                     credentials.toml); never the key
+  git, shell         the programs the tools run
+  journal key        the fingerprint of this machine's journal key, which
+                     signs the self-checks (nodwyn journal verify)
+  sandbox            how commands run (the execution seam) and what that
+                     contains
+
+Flags of 'nodwyn run' (--provider, --model …) are not applied: doctor shows
+what the files and the environment choose.`
+}
+
+// Run prints the report. Problems it finds (a config file that does not
+// parse, a key file with the wrong mode) are lines of the report, not its
+// end; it exits 1 when there was one, so a script can tell.
+func (c *DoctorCmd) Run(e *env) error {
+	home, _ := os.UserHomeDir()
+	dirs := config.ResolveDirs(e.getenv, home)
+	w := e.stdout
+	problems := 0
+	bad := func(format string, a ...any) {
+		problems++
+		fmt.Fprintf(w, format+"\n", a...)
+	}
+	fmt.Fprintf(w, "version: nodwyn %s\n", Version)
+	fmt.Fprintf(w, "config: %s\n", dirs.Config)
+	fmt.Fprintf(w, "data: %s\n", dirs.Data)
+
+	folder, err := filepath.Abs(c.Folder)
+	if err != nil {
+		return usageErr("--folder: %v", err)
+	}
+	var project []byte
+	if pt, err := trustedProject(dirs, folder); err != nil {
+		bad("project: %s: %v", folder, err)
+	} else {
+		project = pt.config
+		switch {
+		case pt.note != "":
+			fmt.Fprintf(w, "project: %s: %s\n", folder, pt.note)
+		case project == nil:
+			fmt.Fprintf(w, "project: %s: no .nodwyn/config.toml\n", folder)
+		default:
+			fmt.Fprintf(w, "project: %s: trusted, its config.toml is read\n", folder)
+		}
+	}
+	cfg, err := config.LoadWith(dirs, folder, project, e.getenv)
+	if err != nil {
+		bad("config sources: %v", err)
+		cfg = &config.Config{Origin: map[string]string{}}
+	} else if len(cfg.Sources) == 0 {
+		fmt.Fprintf(w, "config sources: no config file (%s does not exist); the defaults and the environment\n", filepath.Join(dirs.Config, "config.toml"))
+	} else {
+		fmt.Fprintf(w, "config sources: %s, then the environment\n", strings.Join(cfg.Sources, ", "))
+	}
+	printSettings(w, cfg)
+	for _, n := range cfg.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+
+	p := cfg.Provider
+	switch p.Name {
+	case "":
+		fmt.Fprintln(w, "provider: none chosen (a run needs --provider, --script, or [provider] name in config.toml)")
+	default:
+		base := p.BaseURL
+		if base == "" {
+			base = "(the provider's default)"
+		}
+		fmt.Fprintf(w, "provider: %s, model %s, base_url %s\n", p.Name, orNone(p.Model), base)
+	}
+	if p.Name == "openai" || p.Name == "anthropic" {
+		fmt.Fprintln(w, "api key: "+keyWhere(dirs, p, e.getenv))
+	}
+
+	if path, err := exec.LookPath("git"); err != nil {
+		fmt.Fprintln(w, "git: not found on PATH (the git tools and the working copy of a git checkout need it)")
+	} else {
+		out, _ := exec.Command(path, "--version").Output()
+		fmt.Fprintf(w, "git: %s (%s)\n", path, strings.TrimSpace(string(out)))
+	}
+	fmt.Fprintln(w, "shell: "+shellLine(e.getenv))
+
+	switch key, err := journal.LoadKey(dirs.Data); {
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(w, "journal key: none yet (%s is made by the first self-check)\n", journal.KeyPath(dirs.Data))
+	case err != nil:
+		bad("journal key: %v", err)
+	default:
+		fmt.Fprintf(w, "journal key: %s (%s)\n", journal.Fingerprint(key.Public()), key.Path())
+	}
+
+	fmt.Fprintln(w, "sandbox: "+sandboxLine())
+	if problems > 0 {
+		return &exitError{code: ExitFailed}
+	}
+	return nil
+}
+
+// sandboxLine says how commands run and what that contains, for the
+// "sandbox:" line.
+//
+// PLACEHOLDER for the lead: it says what nodwyn did before the execution
+// seam (internal/sandbox) and is to be replaced by the run's resolved
+// [sandbox] mode and the Sandbox's Capabilities when that package lands.
+func sandboxLine() string {
+	return "no_sandbox (host execution)"
+}
+
+// printSettings prints each key that is set, its value and its origin.
+func printSettings(w io.Writer, cfg *config.Config) {
+	keys := make([]string, 0, len(cfg.Origin))
+	for k := range cfg.Origin {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	values := settingValues(reflect.ValueOf(cfg.File), "")
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %s = %s  (%s)\n", k, values[k], cfg.Origin[k])
+	}
+}
+
+// settingValues maps each dotted toml key of v (a config.File) to its value
+// as TOML would write it.
+func settingValues(v reflect.Value, prefix string) map[string]string {
+	out := map[string]string{}
+	t := v.Type()
+	for i := range t.NumField() {
+		f, fv := t.Field(i), v.Field(i)
+		key := prefix + f.Tag.Get("toml")
+		if _, text := fv.Interface().(fmt.Stringer); f.Type.Kind() == reflect.Struct && !text {
+			for k, s := range settingValues(fv, key+".") {
+				out[k] = s
+			}
+			continue
+		}
+		switch x := fv.Interface().(type) {
+		case string:
+			out[key] = fmt.Sprintf("%q", x)
+		case fmt.Stringer:
+			out[key] = fmt.Sprintf("%q", x.String())
+		default:
+			out[key] = fmt.Sprint(x)
+		}
+	}
+	return out
+}
+
+// keyWhere says whether the provider's key is found and where, never what.
+func keyWhere(dirs config.Dirs, p config.Provider, getenv func(string) string) string {
+	env := p.KeyEnv
+	if env == "" {
+		env = config.DefaultKeyEnv(p.Name)
+	}
+	if env != "" && strings.TrimSpace(getenv(env)) != "" {
+		return "found in $" + env
+	}
+	key, err := config.APIKey(dirs, p.Name, p.KeyEnv, getenv)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("not read: %v", err)
+	case key != "":
+		return fmt.Sprintf("found in %s ([keys] %s)", config.CredentialsPath(dirs), p.Name)
+	}
+	return fmt.Sprintf("not found: set %s, or put it in %s under [keys]", env, config.CredentialsPath(dirs))
+}
+
+// shellLine names the shell the tools run commands with (bash, else sh, as
+// package prim chooses) and the person's $SHELL.
+func shellLine(getenv func(string) string) string {
+	sh := ""
+	for _, name := range []string{"bash", "sh"} {
+		if p, err := exec.LookPath(name); err == nil {
+			sh = p
+			break
+		}
+	}
+	if sh == "" {
+		sh = "/bin/sh (neither bash nor sh is on PATH)"
+	}
+	return fmt.Sprintf("%s runs the commands (-c); $SHELL is %s", sh, orNone(getenv("SHELL")))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
