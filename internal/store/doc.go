@@ -6,6 +6,7 @@
 //	sessions/<id>/journal.jsonl its signed journal of self-validations (JournalPath; package journal)
 //	versions/index.jsonl        what file tools overwrote: one entry per backup (Backup, Versions, Restore)
 //	versions/blobs/<sha256>     the old contents, by content
+//	journal/key                 the ed25519 key that signs the journals (package journal, not the store)
 //
 // Directories are made mode 0700 and files 0600.
 //
