@@ -7,6 +7,14 @@ Then look for anything that only makes your checks pass, or that came from anywh
 replace it with a real solution, or remove it and say plainly what does not work. \
 When that is done, reply with a short summary and no tool call.")
 
+;; Said once, in a working-copy run of a profile with finish-self-check, when
+;; the contract's check fails as the model says it is done.
+(define (self-check-failed-message output)
+  (string-append
+   "Before finishing, nodwyn ran the project's check (self-check) in a fresh copy of the folder, and it did not pass:\n\n"
+   output
+   "\n\nFix what it shows, or if the failure is not yours to fix, say why. Then reply with a short summary and no tool call."))
+
 ;; The full profile's reminder when a turn ends with no file changed in a git
 ;; work tree (never in sandbox mode).
 (define no-change-reminder

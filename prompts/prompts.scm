@@ -40,8 +40,19 @@ When you are done, reply with a short summary and no tool call.")
       prompt
       (string-append prompt "\n\n" project-rules)))
 
+;; Said when the execution seam runs each command in a copy of the folder
+;; ([sandbox] mode = "working_copy"); "" otherwise.
+(define (working-copy-note)
+  (if (alist-ref (sandbox-caps) 'copy #f)
+      "Commands run in a fresh copy of the folder that is thrown away after each call: what they write is discarded. Change files with fs-write and fs-edit."
+      ""))
+
+(define (with-working-copy-note prompt)
+  (let ((note (working-copy-note)))
+    (if (string=? note "") prompt (string-append prompt "\n\n" note))))
+
 (define (lean-system-prompt)
-  (with-project-rules (string-append (lean-opening) "\n\n" lean-rules)))
+  (with-project-rules (with-working-copy-note (string-append (lean-opening) "\n\n" lean-rules))))
 
 (define full-rules
   "How to work:
@@ -65,5 +76,6 @@ When you are done, reply with a short summary and no tool call.")
 
 (define (full-system-prompt)
   (with-project-rules
-   (string-append (full-opening) "\n\n" full-rules
-                  (if (git-repo?) "\n- The folder is a git work tree: git-status and git-diff show what changed." ""))))
+   (with-working-copy-note
+    (string-append (full-opening) "\n\n" full-rules
+                   (if (git-repo?) "\n- The folder is a git work tree: git-status and git-diff show what changed." "")))))

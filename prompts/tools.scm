@@ -13,6 +13,8 @@
     ("fs-edit" . "Replace old with new in a file; old must match exactly once.")
     ("fs-find" . "Find files by glob, e.g. **/*.go.")
     ("index-grep" . "Search file contents by regular expression.")
+    ("self-check" . "Run the project's declared check in a fresh copy of the folder.")
+    ("run-tests" . "Run a test command in a fresh copy of the folder.")
     ("git-status" . "Show git status.")
     ("git-diff" . "Show git diff.")))
 
@@ -26,6 +28,8 @@
     ("fs-edit" . "Replace the exact text old with new in a file. old must match exactly once: include enough surrounding lines to make it unique. If it does not match, the nearest lines are shown.")
     ("fs-find" . "Find files whose path matches a glob (** matches any number of directories), honouring .gitignore.")
     ("index-grep" . "Search file contents with a regular expression (Go syntax), honouring .gitignore; returns path:line: text.")
+    ("self-check" . "Run the project's own check (the first check its contract declares) in a fresh copy of the folder, and return its output and exit status. Use it to see whether your change passes the way the project checks it. What it writes is discarded; each run is recorded as evidence.")
+    ("run-tests" . "Run a test command of your choice (command) in a fresh copy of the folder, and return its output and exit status. What it writes is discarded; each run is recorded as evidence.")
     ("git-status" . "Show which files changed in the git work tree.")
     ("git-diff" . "Show the git diff of the work tree, or of one path.")))
 

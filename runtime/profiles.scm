@@ -12,6 +12,16 @@
 ;;;                     running in the background (and stopped when the session
 ;;;                     ends) instead of stopped; the lean profile's choice.
 ;;;                     Go reads it once, after the init chain has loaded.
+;;;   sandbox           the execution seam's [sandbox] settings for this
+;;;                     profile: a mode ("working_copy" or "no_sandbox") or an
+;;;                     alist ((mode . "working_copy") (checkout . ".")),
+;;;                     between config.toml and the contract; it may choose
+;;;                     a working copy, never undo one. Read once, like
+;;;                     leave-running. Not sandbox mode: see (sandbox?).
+;;;   finish-self-check #t: the first time the model says it is done in a
+;;;                     working-copy run, the contract's check runs and a
+;;;                     failure goes back to the model (runtime/finish.scm);
+;;;                     the full profile's choice.
 ;;;
 ;;; (define-profile 'name settings) registers one; the run picks one by
 ;;; --profile, NODWYN_PROFILE, [loop] profile in config.toml, or else

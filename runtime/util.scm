@@ -19,3 +19,4 @@
 (define (result-output r) (alist-ref r 'output ""))
 (define (result-error? r) (alist-ref r 'error #f))
 (define (result-decision r) (alist-ref r 'decision "allow"))
+(define (result-exit r) (alist-ref r 'exit -1))

@@ -82,7 +82,7 @@ func (c *GuardCmd) Run(e *env) error {
 	defer s.Close()
 	req := guard.Request{Tool: c.Tool, Args: map[string]any{}}
 	switch c.Tool {
-	case "shell-exec", "shell-start":
+	case "shell-exec", "shell-start", "self-check", "run-tests":
 		req.Args["command"] = line
 	case "fs-write":
 		req.Args["path"], req.Args["content"] = line, ""

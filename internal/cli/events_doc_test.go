@@ -30,7 +30,7 @@ func eventDoc(t *testing.T) (map[string]map[string]docField, string) {
 	}
 	doc := map[string]map[string]docField{"": {}}
 	section := ""
-	heading := regexp.MustCompile("^## `([a-z.]+)`$")
+	heading := regexp.MustCompile("^## `([a-z._]+)`$")
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		line := sc.Text()
@@ -131,6 +131,7 @@ Looking.
 call shell-exec {"command": "echo hi"}
 call fs-write {"path": "a.txt", "content": "a\n"}
 call fs-find {"pattern": "*.txt"}
+call run-tests {"command": "echo tested"}
 > reply
 rawcall fs-read {"path":
 call no-such-tool {}
@@ -139,9 +140,13 @@ call shell-exec {"command": "cat ~/.ssh/id_rsa"}
 Done.
 > error boom
 `), 0o644)
+	// A working copy (from a --contract file), so run-tests runs and a
+	// self_validation event is emitted.
+	contract := filepath.Join(dir, "contract.toml")
+	os.WriteFile(contract, []byte("[sandbox]\nmode = \"working_copy\"\n"), 0o644)
 	getenv := homeEnv(home)
 	var stdout, stderr bytes.Buffer
-	Main([]string{"run", "--sandbox", "container", "--json", "--script", script, "-C", proj, "go"},
+	Main([]string{"run", "--sandbox", "container", "--json", "--contract", contract, "--script", script, "-C", proj, "go"},
 		strings.NewReader(""), &stdout, &stderr, getenv)
 
 	seen := map[string]bool{}
@@ -188,7 +193,7 @@ Done.
 			t.Errorf("docs/events.md lists %s, which the run did not emit (the test should make one)", typ)
 		}
 	}
-	for _, id := range []string{"call_1_0", "call_1_1", "call_1_2", "call_2_0", "call_2_1", "call_2_2"} {
+	for _, id := range []string{"call_1_0", "call_1_1", "call_1_2", "call_1_3", "call_2_0", "call_2_1", "call_2_2"} {
 		for _, typ := range []string{"tool.call", "tool.result"} {
 			if !ids[typ][id] {
 				t.Errorf("no %s with id %s", typ, id)

@@ -149,6 +149,12 @@ func (r *renderer) event(ev store.Event) {
 		}
 		r.line("[%s] %s → %s %s", r.elapsed(), r.callOf(d), status, oneLine(fmt.Sprint(d["output"]), 120))
 		r.call = ""
+	case "self_validation":
+		where := fmt.Sprintf("journal entry %v", d["journal_seq"])
+		if e, ok := d["journal_error"]; ok {
+			where = fmt.Sprintf("not in the journal: %v", e)
+		}
+		r.line("[%s] evidence (%v): %s [%s]", r.elapsed(), d["tool"], oneLine(fmt.Sprint(d["summary"]), 120), where)
 	case "note":
 		r.line("[%s] note: %v", r.elapsed(), d["text"])
 	case "error":

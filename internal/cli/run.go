@@ -41,8 +41,24 @@ type RunCmd struct {
 	Sandbox         string        `help:"'container': the machine is this run's disposable sandbox (implies --yolo and --unattended; see docs/harbor.md)." placeholder:"container"`
 	Quiet           bool          `short:"q" help:"No progress on stderr."`
 	TrustProject    bool          `name:"trust-project" help:"Load the project's .nodwyn/ files for this run even though they are not trusted (see 'nodwyn trust'). Only this flag says so: config and Scheme cannot."`
+	Contract        string        `type:"existingfile" help:"The contract: [[check]] tables (name, command) that self-check runs, and an optional [sandbox] table (default: .nodwyn/contract.toml in the folder). A harness's own file, outside the folder; its [sandbox] mode wins over config.toml's and the profile's."`
 
 	absFolder string
+}
+
+// loadContract reads the run's contract: the --contract file, else the
+// folder's .nodwyn/contract.toml if there is one.
+func loadContract(flag, folder string) (*config.Contract, bool, error) {
+	if flag != "" {
+		p, err := filepath.Abs(flag)
+		if err != nil {
+			return nil, false, fmt.Errorf("--contract %s: %w", flag, err)
+		}
+		c, err := config.LoadContract(p, false)
+		return c, true, err
+	}
+	c, err := config.LoadContract(config.ProjectContract(folder), true)
+	return c, false, err
 }
 
 // Help is shown after the flags of `nodwyn run --help`.
@@ -56,6 +72,11 @@ func (RunCmd) Help() string {
 
 Nothing in config.toml or Scheme turns on --yolo, --unattended or --sandbox: they
 are properties of a run, given here only.
+
+[sandbox] mode = "working_copy" (in config.toml, a profile or the contract) is a
+different thing: each command runs in a fresh copy of the folder, what it writes is
+discarded, and the tools self-check and run-tests are offered. It contains test
+pollution; it is not a security boundary (see docs/sandbox.md).
 
 The session's log is written as the run goes to $XDG_DATA_HOME/nodwyn/sessions/ID/;
 'nodwyn log ID' renders it and 'nodwyn run --resume ID' continues it.`
@@ -193,6 +214,10 @@ func (r *RunCmd) Run(e *env) error {
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
 	}
+	contract, contractGiven, err := loadContract(r.Contract, folder)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
 	o, err := resolveOptions(r, cfg, e.getenv)
 	if err != nil {
 		return err
@@ -270,6 +295,9 @@ func (r *RunCmd) Run(e *env) error {
 		Secrets: secretsOf(pc.APIKey),
 		Sinks:   sinks,
 		Stdout:  e.stderr,
+
+		ConfigSeam: cfg.Sandbox, ConfigSeamFrom: cfg.Origin["sandbox.mode"], ConfigNotes: cfg.Notes,
+		Contract: contract, ContractGiven: contractGiven,
 	}
 	if !o.unattended && !o.noConfirm {
 		opts.Confirm = terminalConfirm(e, rend)

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/nodwyn/nodwyn/internal/prim"
+	"github.com/nodwyn/nodwyn/internal/sandbox"
 	"github.com/nodwyn/nodwyn/internal/session"
 )
 
@@ -24,7 +24,7 @@ import (
 // its own binary again, in a process group of its own, signals ignored,
 // reading a pipe only nodwyn holds. When that pipe closes — nodwyn is gone,
 // however — the watchdog stops every process with the session's mark
-// (prim.StopMarked) and exits. In sandbox mode there is no watchdog:
+// (sandbox.StopMarked) and exits. In sandbox mode there is no watchdog:
 // background processes keep running after nodwyn, as sandbox mode says.
 
 // watchdogEnv, set in a process's environment, makes nodwyn's binary a
@@ -53,7 +53,7 @@ func RunWatchdog() bool {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
 	nodwynGroup, _ := syscall.Getpgid(os.Getppid())
 	_, _ = io.Copy(io.Discard, os.Stdin) // until nodwyn is gone
-	prim.StopMarked(mark, 2*time.Second, nodwynGroup)
+	sandbox.StopMarked(mark, 2*time.Second, nodwynGroup)
 	return true
 }
 

@@ -80,7 +80,8 @@ type argvResult struct {
 // Name is the checker's name.
 func (a *ArgvTrigger) Name() string { return "ArgvTrigger" }
 
-// Check judges shell-exec and shell-start.
+// Check judges the command line of shell-exec, shell-start, self-check and
+// run-tests.
 func (a *ArgvTrigger) Check(_ context.Context, req Request) Decision {
 	if !isShell(req.Tool) {
 		return Decision{}

@@ -70,7 +70,8 @@ func (v Verdict) String() string {
 }
 
 // Request is one tool call: the tool's name and its decoded JSON arguments.
-// Argument names: shell-exec/shell-start {command}; fs-read {path, offset,
+// Argument names: shell-exec/shell-start/run-tests {command}; self-check
+// {command} (the contract's check, put there by the session); fs-read {path, offset,
 // limit}; fs-write {path, content}; fs-edit {path, old, new}; fs-find
 // {pattern, path}; index-grep {pattern, path, glob}; git-diff {path}.
 type Request struct {
@@ -299,7 +300,16 @@ var fileTools = map[string]bool{
 // writeTools are the file tools that change what they name.
 var writeTools = map[string]bool{"fs-write": true, "fs-edit": true}
 
-func isShell(tool string) bool { return tool == "shell-exec" || tool == "shell-start" }
+// isShell: the tools whose "command" argument is a command line. The
+// session puts self-check's command (the contract's check) in its
+// arguments before the guard is asked.
+func isShell(tool string) bool {
+	switch tool {
+	case "shell-exec", "shell-start", "self-check", "run-tests":
+		return true
+	}
+	return false
+}
 
 // toolPath returns the absolute lexical path a file tool names, relative
 // paths taken relative to folder, and whether the tool names one at all.

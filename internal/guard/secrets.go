@@ -295,7 +295,7 @@ func (c *ContentScan) Check(_ context.Context, req Request) Decision {
 		text, what = argString(req, "content"), "the content to write"
 	case "fs-edit":
 		text, what = argString(req, "new"), "the replacement text"
-	case "shell-exec", "shell-start":
+	case "shell-exec", "shell-start", "self-check", "run-tests":
 		text, what = argString(req, "command"), "the command line"
 	default:
 		return Decision{}

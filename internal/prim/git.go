@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
 // git-status {} and git-diff {path, staged}: the real git, run in the
@@ -38,29 +40,27 @@ func gitEnv(env []string) []string {
 	return append(env[:len(env):len(env)], "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_PAGER=cat", "PAGER=cat")
 }
 
-// git runs git with args in the folder; ok is false when git failed.
+// runGit runs git with args in the folder, on the host (never in a working
+// copy: git-status and git-diff show the real folder); ok is false when git
+// failed.
 func (t *Tools) runGit(parent context.Context, args ...string) (out string, ok bool, err error) {
-	ctx, cancel := context.WithTimeout(parent, gitTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, t.git, append([]string{"-c", "core.quotepath=off", "-c", "color.ui=false"}, args...)...)
-	cmd.Dir = t.opts.Folder
-	cmd.Env = gitEnv(t.env)
-	buf := &headTailWriter{h: headTail{max: t.opts.MaxOutput}}
-	cmd.Stdout = buf
-	cmd.Stderr = buf
-	runErr := cmd.Run()
-	if err := parent.Err(); err != nil {
-		return "", false, err
+	o, err := t.host.Run(parent, sandbox.Command{
+		Argv:    append([]string{t.git, "-c", "core.quotepath=off", "-c", "color.ui=false"}, args...),
+		Dir:     t.opts.Folder,
+		Env:     gitEnv(t.env),
+		Timeout: gitTimeout, Handling: sandbox.KillOnDrop, MaxOutput: t.opts.MaxOutput,
+	})
+	if err != nil {
+		if parent.Err() != nil {
+			return "", false, parent.Err()
+		}
+		return err.Error(), false, nil
 	}
-	if ctx.Err() != nil {
-		return buf.h.String() + "[git took longer than " + gitTimeout.String() + " and was stopped]", false, nil
+	if o.TimedOut {
+		return o.Out + "[git took longer than " + gitTimeout.String() + " and was stopped]", false, nil
 	}
-	return buf.h.String(), runErr == nil, nil
+	return o.Out, o.ExitCode == 0, nil
 }
-
-type headTailWriter struct{ h headTail }
-
-func (w *headTailWriter) Write(p []byte) (int, error) { w.h.write(p); return len(p), nil }
 
 func (t *Tools) gitStatus(ctx context.Context, a *argReader) (Result, error) {
 	if r, bad := a.result(); bad {

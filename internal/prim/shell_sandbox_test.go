@@ -127,7 +127,7 @@ func TestSandboxServerStillAnswers(t *testing.T) {
 
 // killGroupOf kills the process group pid is in (what a test left running).
 func killGroupOf(pid int) {
-	if _, pgid, ok := procStat(pid); ok && pgid > 1 {
+	if pgid, err := syscall.Getpgid(pid); err == nil && pgid > 1 {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	syscall.Kill(pid, syscall.SIGKILL)

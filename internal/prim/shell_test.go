@@ -93,26 +93,6 @@ func TestShellExecCutsLongOutputInTheMiddle(t *testing.T) {
 	}
 }
 
-func TestHeadTailKeepsEverythingUnderItsMax(t *testing.T) {
-	for _, chunk := range []int{1, 7, 100, 5000} {
-		h := headTail{max: 100}
-		var all []byte
-		for i := 0; i < 90; i++ {
-			all = append(all, byte('a'+i%26))
-		}
-		for i := 0; i < len(all); i += chunk {
-			h.write(all[i:min(i+chunk, len(all))])
-		}
-		if h.String() != string(all) {
-			t.Errorf("chunk %d: %q", chunk, h.String())
-		}
-		h.write(make([]byte, 1000))
-		if s := h.String(); !strings.HasPrefix(s, string(all[:50])) || !strings.Contains(s, "left out") {
-			t.Errorf("chunk %d, over max: %q", chunk, s)
-		}
-	}
-}
-
 // The default (runStopping): a command that leaves a background child
 // holding its stdout returns about a second after its own program exits,
 // and the child is stopped.
@@ -197,7 +177,7 @@ func TestShellExecKeepsWhatABackgroundServerPrintsFirst(t *testing.T) {
 
 func waitDrains(t testing.TB, tools *Tools) {
 	t.Helper()
-	if !waitTimeout(&tools.drainWG, 10*time.Second) {
+	if !tools.host.WaitDrains(10 * time.Second) {
 		t.Fatal("the pipes' drains did not end after their holders did")
 	}
 }

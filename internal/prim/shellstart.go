@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
 // shell-start {command}: a background process the session owns, in a
@@ -24,10 +23,7 @@ type bgProc struct {
 	command string
 	pgid    int
 	outPath string
-	cmd     *exec.Cmd
-	started time.Time
-	exited  chan struct{}
-	stopped atomic.Bool // by shell-stop or Close
+	proc    *sandbox.Process
 }
 
 func (t *Tools) findBg(id string) (*bgProc, string) {
@@ -83,17 +79,12 @@ func (t *Tools) shellStart(a *argReader) (Result, error) {
 	if err != nil {
 		return failf("shell-start: could not make the output file: %v", err), nil
 	}
-	cmd := t.shellCommand(command, f)
-	err = cmd.Start()
+	p, err := t.sb.Start(t.command(command, 0, false), f)
 	f.Close()
 	if err != nil {
-		return failf("shell-start: could not start %s: %v", t.opts.Shell, err), nil
+		return failf("shell-start: %v", err), nil
 	}
-	b := &bgProc{id: id, command: command, pgid: cmd.Process.Pid, outPath: outPath, cmd: cmd, started: time.Now(), exited: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		close(b.exited)
-	}()
+	b := &bgProc{id: id, command: command, pgid: p.Pgid, outPath: outPath, proc: p}
 	t.mu.Lock()
 	t.bg = append(t.bg, b)
 	t.mu.Unlock()
@@ -102,20 +93,15 @@ func (t *Tools) shellStart(a *argReader) (Result, error) {
 
 // status says whether b still runs, or how it ended.
 func (b *bgProc) status() (string, int) {
-	select {
-	case <-b.exited:
-	default:
-		return fmt.Sprintf("%s is running (pid %d, for %v)", b.id, b.pgid, time.Since(b.started).Round(time.Second)), 0
+	st := b.proc.State()
+	if st == nil {
+		return fmt.Sprintf("%s is running (pid %d, for %v)", b.id, b.pgid, time.Since(b.proc.Started).Round(time.Second)), 0
 	}
-	st := b.cmd.ProcessState
 	how := ""
-	if b.stopped.Load() {
+	if b.proc.StoppedByUs() {
 		how = ", stopped by shell-stop"
 	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return fmt.Sprintf("%s has ended: killed by signal %d (%s)%s", b.id, int(ws.Signal()), signalName(ws.Signal()), how), 128 + int(ws.Signal())
-	}
-	return fmt.Sprintf("%s has ended: exit status %d%s", b.id, st.ExitCode(), how), st.ExitCode()
+	return fmt.Sprintf("%s has ended: %s%s", b.id, sandbox.ExitText(st), how), sandbox.ExitCode(st)
 }
 
 func (t *Tools) shellRead(a *argReader) (Result, error) {
@@ -174,7 +160,7 @@ func (t *Tools) shellRead(a *argReader) (Result, error) {
 	if size == 0 {
 		out = "[no output yet]"
 	}
-	return Result{Output: withTrailer(out, "["+status+"]"), ExitCode: code}, nil
+	return Result{Output: sandbox.WithTrailer(out, "["+status+"]"), ExitCode: code}, nil
 }
 
 func (t *Tools) shellStop(a *argReader) (Result, error) {
@@ -186,32 +172,11 @@ func (t *Tools) shellStop(a *argReader) (Result, error) {
 	if b == nil {
 		return failf("shell-stop: %s", msg), nil
 	}
-	select {
-	case <-b.exited:
+	if b.proc.State() != nil {
 		status, code := b.status()
 		return Result{Output: "[" + status + "; nothing to stop]", ExitCode: code}, nil
-	default:
 	}
-	t.stopBg(b)
+	b.proc.Stop()
 	status, code := b.status()
 	return Result{Output: "[" + status + "]", ExitCode: code}, nil
-}
-
-// stopBg stops b's process group and waits for its own program to end.
-func (t *Tools) stopBg(b *bgProc) {
-	select {
-	case <-b.exited:
-		// Its own program has ended; what it left in its group has not.
-		if groupAlive(b.pgid) {
-			stopGroup(b.pgid, t.stopGrace)
-		}
-		return
-	default:
-	}
-	b.stopped.Store(true)
-	stopGroup(b.pgid, t.stopGrace)
-	select {
-	case <-b.exited:
-	case <-time.After(t.stopGrace + time.Second):
-	}
 }

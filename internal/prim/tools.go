@@ -8,6 +8,8 @@
 //	fs-edit      edit.go        an exact-string replacement that matches once
 //	fs-find      find.go        paths by glob, honouring .gitignore
 //	index-grep   grep.go        regular expressions over files, honouring .gitignore
+//	self-check   selfcheck.go   the contract's first check, in a working copy (self-validation)
+//	run-tests    selfcheck.go   a test command the model gives, in a working copy
 //	git-status   git.go         offered only in a git work tree
 //	git-diff     git.go
 //
@@ -15,7 +17,8 @@
 // never decide policy either; Options carries what the session decided
 // (sandbox mode, the lean profile, the allow-listed environment).
 //
-// prim imports only the standard library and golang.org/x/sys.
+// prim imports the standard library, golang.org/x/sys and internal/sandbox,
+// through which every program a tool starts runs.
 package prim
 
 import (
@@ -29,8 +32,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
 // Options configures a Tools. Folder is required; every other field has a
@@ -54,6 +58,15 @@ type Options struct {
 	// in sandbox mode) never shows what is in it.
 	Deny  func(absPath string) bool
 	Shell string // default: bash if found on PATH, else sh
+	// Seam is the execution seam's mode ([sandbox] mode in config.toml):
+	// "" or no_sandbox runs commands in the folder, working_copy each in a
+	// fresh copy of Checkout (default: the folder), which must hold the
+	// folder. Not to be confused with Sandbox (sandbox mode).
+	Seam     sandbox.Mode
+	Checkout string
+	// SelfCheck, with Seam working_copy, offers self-check and run-tests
+	// (selfcheck.go); the session sets it when it is store-backed.
+	SelfCheck *SelfCheck
 }
 
 const (
@@ -93,21 +106,17 @@ type Tools struct {
 	names []string
 	git   string // path of the git binary, "" when git is not offered
 
-	// Process handling, see shell.go and shellstart.go.
-	stopGrace  time.Duration // SIGTERM to SIGKILL
-	procSettle time.Duration // output copied this long after a command exits, at most
+	// Every program runs through the sandbox: sb is the session's (a
+	// NoSandbox, or a WorkingCopySandbox over it), host the NoSandbox the
+	// git tools run on (they show the real folder).
+	sb   sandbox.Sandbox
+	host *sandbox.NoSandbox
 
-	mu        sync.Mutex
-	closed    bool
-	running   map[int]*execProc // shell-exec calls in progress, by pgid
-	leftovers map[int]*execProc // lean commands left running at their time limit, stopped at Close
-	drains    map[*capture]int  // pipes still read and dropped after their call returned, with the pgid
-	bg        []*bgProc         // shell-start processes
-	bgSeq     int
-	bgDir     string         // where shell-start output goes when Scratch is empty (made lazily)
-	wg        sync.WaitGroup // escalations and waits that Close waits for
-	drainWG   sync.WaitGroup // drain goroutines (not waited for by Close in sandbox mode)
-	started   atomic.Bool    // a command was started (Close looks for marked processes)
+	mu     sync.Mutex
+	closed bool
+	bg     []*bgProc // shell-start processes
+	bgSeq  int
+	bgDir  string // where shell-start output goes when Scratch is empty (made lazily)
 }
 
 // New checks opts, fills in defaults and returns the session's tools.
@@ -149,22 +158,37 @@ func New(opts Options) (*Tools, error) {
 			opts.Shell = "/bin/sh"
 		}
 	}
-	t := &Tools{
-		opts:       opts,
-		stopGrace:  2 * time.Second,
-		procSettle: time.Second,
-		running:    map[int]*execProc{},
-		leftovers:  map[int]*execProc{},
-		drains:     map[*capture]int{},
-	}
+	t := &Tools{opts: opts}
 	t.env = ScrubEnv(os.Environ(), opts.EnvAllow)
 	if opts.Scratch != "" {
 		t.env = setEnv(t.env, "TMPDIR", opts.Scratch)
 	}
 	t.env = append(t.env, opts.ExtraEnv...)
-	t.mark = newMark()
-	t.env = setEnv(t.env, MarkEnv, t.mark)
+	t.mark = sandbox.NewMark()
+	t.env = setEnv(t.env, sandbox.MarkEnv, t.mark)
+	t.host = sandbox.NewHost(sandbox.HostOptions{Mark: t.mark, Release: opts.Sandbox})
+	t.sb = t.host
+	if opts.Seam == sandbox.ModeWorkingCopy {
+		checkout := opts.Checkout
+		if checkout == "" {
+			checkout = opts.Folder
+		}
+		base := opts.Scratch
+		if base == "" {
+			base = os.TempDir()
+		}
+		wc, err := sandbox.NewWorkingCopy(t.host, checkout, base, gitEnv(t.env), t.skipInCopy(checkout))
+		if err != nil {
+			return nil, fmt.Errorf("prim: %w", err)
+		}
+		t.sb = wc
+	} else if opts.Seam != "" && opts.Seam != sandbox.ModeNoSandbox {
+		return nil, fmt.Errorf("prim: unknown sandbox mode %q", opts.Seam)
+	}
 	t.names = []string{"shell-exec", "shell-start", "shell-read", "shell-stop", "fs-read", "fs-write", "fs-edit", "fs-find", "index-grep"}
+	if opts.Seam == sandbox.ModeWorkingCopy && opts.SelfCheck != nil {
+		t.names = append(t.names, "self-check", "run-tests")
+	}
 	if g, err := exec.LookPath("git"); err == nil && isGitRepo(g, opts.Folder, t.env) {
 		t.git = g
 		t.names = append(t.names, "git-status", "git-diff")
@@ -230,6 +254,9 @@ func (t *Tools) Run(ctx context.Context, name string, args map[string]any) (Resu
 		if name == "git-status" || name == "git-diff" {
 			return failf("%s: not offered here: %s is not a git work tree (or git is not installed)", name, t.opts.Folder), nil
 		}
+		if name == "self-check" || name == "run-tests" {
+			return failf("%s: not offered here: self-validation runs in a working copy ([sandbox] mode = \"working_copy\" in config.toml or the contract), in a session that is saved", name), nil
+		}
 		return failf("unknown tool %q; the tools are: %s", name, strings.Join(t.names, ", ")), nil
 	}
 	a := argReader{tool: name, m: args}
@@ -252,6 +279,10 @@ func (t *Tools) Run(ctx context.Context, name string, args map[string]any) (Resu
 		return t.fsFind(ctx, &a)
 	case "index-grep":
 		return t.indexGrep(ctx, &a)
+	case "self-check":
+		return t.selfCheck(ctx, &a)
+	case "run-tests":
+		return t.runTests(ctx, &a)
 	case "git-status":
 		return t.gitStatus(ctx, &a)
 	case "git-diff":
@@ -293,6 +324,8 @@ var schemas = map[string]struct {
 	"fs-edit":     {[]param{{"path", "string"}, {"old", "string"}, {"new", "string"}}, []string{"path", "old", "new"}},
 	"fs-find":     {[]param{{"pattern", "string"}, {"path", "string"}}, []string{"pattern"}},
 	"index-grep":  {[]param{{"pattern", "string"}, {"path", "string"}, {"glob", "string"}, {"ignore_case", "boolean"}}, []string{"pattern"}},
+	"self-check":  {[]param{{"timeout", "integer"}}, nil},
+	"run-tests":   {[]param{{"command", "string"}, {"timeout", "integer"}}, []string{"command"}},
 	"git-status":  {nil, nil},
 	"git-diff":    {[]param{{"path", "string"}, {"staged", "boolean"}}, nil},
 }
@@ -385,12 +418,13 @@ func (a *argReader) result() (Result, bool) {
 }
 
 // Close stops the session's shell-start processes, shell-exec calls still
-// in progress, and the lean commands left running at their time limit. Outside sandbox mode it also stops whatever
-// still holds the output pipes of earlier shell-exec calls, and every
-// process that carries the session's mark (MarkEnv): what left its process
-// group and holds no pipe, such as a double-forked setsid daemon. In
-// sandbox mode what shell-exec's commands started in the background is
-// left alone.
+// in progress, and the lean commands left running at their time limit, all
+// through the sandbox (sandbox.NoSandbox.Close). Outside sandbox mode it also
+// stops whatever still holds the output pipes of earlier shell-exec calls,
+// and every process that carries the session's mark (MarkEnv): what left its
+// process group and holds no pipe, such as a double-forked setsid daemon. In
+// sandbox mode what shell-exec's commands started in the background is left
+// alone.
 func (t *Tools) Close() error {
 	t.mu.Lock()
 	if t.closed {
@@ -398,62 +432,24 @@ func (t *Tools) Close() error {
 		return nil
 	}
 	t.closed = true
-	bg := t.bg
-	var left []*execProc
-	for _, p := range t.leftovers {
-		left = append(left, p)
-	}
-	for _, p := range t.running { // calls still in progress are aborted
-		left = append(left, p)
-	}
-	var holders []*capture
-	if !t.opts.Sandbox {
-		for c := range t.drains {
-			holders = append(holders, c)
-		}
-	}
 	bgDir := t.bgDir
 	t.mu.Unlock()
-
-	var wg sync.WaitGroup
-	for _, b := range bg {
-		wg.Add(1)
-		go func() { defer wg.Done(); t.stopBg(b) }()
-	}
-	for _, p := range left {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			stopGroup(p.pgid, t.stopGrace)
-			<-p.exited
-		}()
-	}
-	wg.Wait()
-	for _, c := range holders {
-		killPipeHolders(c.inode)
-	}
-	t.wg.Wait()
-	if !t.opts.Sandbox && t.started.Load() {
-		// What left its process group and the output pipe (a double-forked
-		// setsid daemon) still has the session's mark.
-		StopMarked(t.mark, t.stopGrace)
-	}
-	if !t.opts.Sandbox {
-		waitTimeout(&t.drainWG, 2*t.stopGrace)
-	}
+	err := t.sb.Close()
 	if bgDir != "" {
 		os.RemoveAll(bgDir)
 	}
-	return nil
+	return err
 }
 
-func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-time.After(d):
-		return false
+// Sandbox is the session's execution seam.
+func (t *Tools) Sandbox() sandbox.Sandbox { return t.sb }
+
+// skipInCopy leaves out of a working copy what Options.Deny denies (a
+// tracked .ssh in a dotfiles checkout is not copied to where a relative
+// path would reach it unjudged).
+func (t *Tools) skipInCopy(checkout string) func(rel string) bool {
+	if t.opts.Deny == nil {
+		return nil
 	}
+	return func(rel string) bool { return t.opts.Deny(filepath.Join(checkout, rel)) }
 }

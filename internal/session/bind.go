@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -94,6 +95,29 @@ func (s *Session) bind() {
 		}
 		return scheme.List(out...), nil
 	})
+
+	reg("sandbox-caps", 0, 0, "(sandbox-caps) is an alist of what the execution seam contains: (mode . \"no_sandbox\"|\"working_copy\") (copy . #t/#f) (kill-on-drop . …) (kernel-floor . …) (network . …) (host-paths . …) (text . \"…\"). Not sandbox mode: see (sandbox?).",
+		func([]scheme.Value) (scheme.Value, error) {
+			if s.tools == nil {
+				return nil, scheme.Errorf("sandbox-caps: the execution seam is chosen after the init chain has loaded; ask in a procedure the loop calls")
+			}
+			return capsValue(s.tools.Sandbox().Capabilities()), nil
+		})
+	reg("self-check", 0, 0, "(self-check) runs the contract's first check as the self-check tool does (through the guard, in the working copy, recorded in the signed journal) and returns its result alist; #f when self-check is not offered (no working copy, or the session is not saved).",
+		func([]scheme.Value) (scheme.Value, error) {
+			if s.tools == nil || !slices.Contains(s.tools.Names(), "self-check") {
+				return false, nil
+			}
+			return s.callTool("self-check", scheme.Nil)
+		})
+	reg("check-declared?", 0, 0, "(check-declared?) is #t when the run has a contract with a check for self-check to run.",
+		func([]scheme.Value) (scheme.Value, error) {
+			if s.tools == nil {
+				return false, nil
+			}
+			_, _, ok := s.tools.CheckCommand()
+			return ok, nil
+		})
 
 	reg("log-note", 1, 1, "(log-note text) writes a note to the session's log and event stream.", func(args []scheme.Value) (scheme.Value, error) {
 		s.Note(scheme.DisplayString(args[0]))

@@ -23,8 +23,10 @@ import (
 	nodwyn "github.com/nodwyn/nodwyn"
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/journal"
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/provider"
+	"github.com/nodwyn/nodwyn/internal/sandbox"
 	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/scheme"
 )
@@ -80,6 +82,18 @@ type Options struct {
 	// Timeout counts from the start of New, so loading counts against it.
 	InitSteps  int64
 	InitMemory int64
+
+	// The execution seam (internal/sandbox, seam.go): [sandbox] of the
+	// configuration (ConfigSeam, its mode from ConfigSeamFrom, "file:line"),
+	// the profile's sandbox setting, then the contract's [sandbox]. The
+	// contract is .nodwyn/contract.toml or the file --contract named
+	// (ContractGiven; only that one may undo a working copy). Its first
+	// check is what self-check runs.
+	ConfigSeam     config.Seam
+	ConfigSeamFrom string
+	Contract       *config.Contract
+	ContractGiven  bool
+	ConfigNotes    []string // what the configuration did not take (config.Config.Notes), logged at run.start
 }
 
 // Outcome is how a run ended.
@@ -141,6 +155,11 @@ type Session struct {
 	checking        int       // > 0 while a project checker runs
 	savedMessages   int       // len(messages) at the last saveState
 
+	seam      sandbox.Mode // the execution seam's mode, resolved in loadChain
+	checkout  string       // what a working copy copies
+	seamNotes []string     // settings not taken, logged at run.start
+	journal   *journal.Journal
+
 	pendingCalls []provider.ToolCall // the last reply's calls not yet run: their ids go on the tool events
 	emitted      bool                // an event has gone out (the first carries the schema version)
 }
@@ -155,7 +174,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	if opts.Sandbox {
 		opts.Unattended, opts.Yolo = true, true
 	}
-	s := &Session{opts: opts, started: time.Now(), turnChanged: map[string]bool{}}
+	s := &Session{opts: opts, started: time.Now(), turnChanged: map[string]bool{}, seamNotes: opts.ConfigNotes}
 	if opts.ResumeID != "" {
 		id, err := opts.Store.ResolveID(opts.ResumeID) // "last", an id or its start
 		if err != nil {
@@ -251,6 +270,17 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		id, st := s.ID, opts.Store
 		popts.Backup = func(abs string, old []byte) error { return st.Backup(id, abs, old) }
 	}
+	popts.Seam, popts.Checkout = s.seam, s.checkout
+	if s.seam == sandbox.ModeWorkingCopy && opts.Store != nil && !opts.Dry {
+		sc := &prim.SelfCheck{Record: s.recordValidation}
+		if c := opts.Contract; c != nil {
+			sc.Contract = c.Path
+			for _, ch := range c.Checks {
+				sc.Checks = append(sc.Checks, prim.Check{Name: ch.Name, Command: ch.Command})
+			}
+		}
+		popts.SelfCheck = sc
+	}
 	tools, err := prim.New(popts)
 	if err != nil {
 		s.Close()
@@ -300,7 +330,7 @@ func (s *Session) loadChain(parent context.Context) error {
 		return s.loadFailed(ctx, "(profile-ref 'leave-running) (as the init chain defines it)", err, "")
 	}
 	s.leaveRunning = scheme.IsTrue(v)
-	return nil
+	return s.resolveSeam(ctx)
 }
 
 // withDeadline is ctx with the run's deadline, if it has one.
@@ -404,7 +434,7 @@ func (s *Session) Interp() *scheme.Interp { return s.interp }
 func (s *Session) Scratch() string { return s.scratch }
 
 // ProcessMark is the mark in the environment of every program the
-// session's tools start (prim.MarkEnv): prim.StopMarked with it stops them
+// session's tools start (sandbox.MarkEnv): sandbox.StopMarked with it stops them
 // all, what left its process group included.
 func (s *Session) ProcessMark() string { return s.tools.Mark() }
 
@@ -425,7 +455,11 @@ func (s *Session) Run(ctx context.Context) Outcome {
 		"sandbox": s.opts.Sandbox, "unattended": s.opts.Unattended, "yolo": s.opts.Yolo,
 		"model": s.opts.ModelName, "resumed": s.opts.ResumeID != "", "scratch": s.scratch,
 		"instruction": s.redact(s.opts.Instruction),
+		"exec":        s.tools.Sandbox().Capabilities().String(),
 	})
+	for _, n := range s.seamNotes {
+		s.Note(n)
+	}
 	s.saveState("running", profile)
 
 	instruction := s.opts.Instruction
@@ -504,6 +538,9 @@ func (s *Session) Interrupt() {
 func (s *Session) Close() error {
 	if s.tools != nil {
 		s.tools.Close()
+	}
+	if s.journal != nil {
+		s.journal.Close()
 	}
 	if s.log != nil {
 		s.log.Close()

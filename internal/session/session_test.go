@@ -251,21 +251,29 @@ func TestScratchKeptOnlyInSandboxMode(t *testing.T) {
 }
 
 // The lean profile's first request — system prompt plus tool schemas — stays
-// under 1,000 tokens (chars/4), with and without sandbox mode.
+// under 1,000 tokens (chars/4), with and without sandbox mode, and in a
+// working copy (two more tools and the working-copy sentence).
 func TestLeanFirstRequestIsSmall(t *testing.T) {
-	for _, sandbox := range []bool{false, true} {
+	for _, tc := range []struct{ sandbox, copy bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		sandbox := tc.sandbox
 		opts := baseOpts(t)
 		opts.Sandbox = sandbox
 		opts.Profile = "lean"
+		if tc.copy {
+			opts.ConfigSeam = config.Seam{Mode: "working_copy"}
+		}
 		r := runSession(t, opts, "> reply\ndone\n")
 		req := r.model.Requests()[0]
 		chars := len(req.System)
 		for _, tool := range req.Tools {
 			chars += len(tool.Name) + len(tool.Description) + len(mustJSON(t, tool.Parameters))
 		}
-		t.Logf("sandbox=%v: %d chars, ~%d tokens, %d tools", sandbox, chars, chars/4, len(req.Tools))
+		t.Logf("%+v: %d chars, ~%d tokens, %d tools", tc, chars, chars/4, len(req.Tools))
 		if chars/4 > 1000 {
-			t.Errorf("sandbox=%v: the lean first request is %d tokens, over 1,000", sandbox, chars/4)
+			t.Errorf("%+v: the lean first request is %d tokens, over 1,000", tc, chars/4)
+		}
+		if tc.copy && (!strings.Contains(req.System, "fresh copy of the folder") || len(req.Tools) != 11) {
+			t.Errorf("working copy: %d tools, prompt %q", len(req.Tools), req.System)
 		}
 		if sandbox && !strings.HasPrefix(req.System, "You are a coding agent working in "+opts.Folder+", unattended: nobody approves or answers your calls. This machine is a disposable sandbox") {
 			t.Errorf("the sandbox prompt does not open with the seed's sentences: %q", req.System[:200])

@@ -201,6 +201,14 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 		s.emitResult(id, name, true, -1, err.Error(), nil, start)
 		return resultAlist(err.Error(), true, "refuse", "arguments", -1), nil
 	}
+	if name == "self-check" {
+		// The guard judges, and the log shows, the line that runs: the
+		// contract's, never one the model put in the arguments.
+		delete(req.Args, "command")
+		if _, c, ok := s.tools.CheckCommand(); ok {
+			req.Args["command"] = c
+		}
+	}
 	callData["arguments"] = redactArgs(s, req.Args)
 	s.emit("tool.call", callData)
 

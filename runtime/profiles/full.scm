@@ -17,4 +17,5 @@
   (list (cons 'system-prompt (lambda () (full-system-prompt)))
         (cons 'tool-description (lambda (name) (full-tool-description name)))
         (cons 'turn-end (lambda (reply) (full-turn-end reply)))
-        (cons 'fold-limit 16000)))
+        (cons 'fold-limit 16000)
+        (cons 'finish-self-check #t)))

@@ -1,4 +1,4 @@
-package prim
+package sandbox
 
 import (
 	"os/exec"
@@ -20,15 +20,15 @@ func TestStopGroupAndGroupAlive(t *testing.T) {
 		pgid := cmd.Process.Pid
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
-		if !groupAlive(pgid) || !pidAlive(pgid) {
+		if !GroupAlive(pgid) || !PidAlive(pgid) {
 			t.Fatalf("%s: group not alive after start", script)
 		}
 		if _, pg, ok := procStat(pgid); !ok || pg != pgid {
 			t.Errorf("procStat: pgid %d ok %v, want %d", pg, ok, pgid)
 		}
-		stopGroup(pgid, 200*time.Millisecond)
+		StopGroup(pgid, 200*time.Millisecond)
 		<-done
-		eventually(t, "the group to end", func() bool { return !groupAlive(pgid) })
+		eventually(t, "the group to end", func() bool { return !GroupAlive(pgid) })
 	}
-	stopGroup(0, 0) // no group: nothing to do
+	StopGroup(0, 0) // no group: nothing to do
 }

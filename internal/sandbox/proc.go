@@ -1,4 +1,4 @@
-package prim
+package sandbox
 
 import (
 	"bytes"
@@ -12,14 +12,14 @@ import (
 	"time"
 )
 
-// Process handling shared by shell-exec and shell-start. Every command runs
+// Process handling shared by every command a sandbox runs.
 // in its own process group (Setpgid), whose id is the leader's pid; a group
 // is stopped with SIGTERM and, after a grace, SIGKILL.
 
-// stopGroup sends SIGTERM (and SIGCONT, so a stopped process sees it) to
+// StopGroup sends SIGTERM (and SIGCONT, so a stopped process sees it) to
 // the process group pgid, waits up to grace for it to end, then sends
 // SIGKILL. It returns when the group is gone or has been sent SIGKILL.
-func stopGroup(pgid int, grace time.Duration) {
+func StopGroup(pgid int, grace time.Duration) {
 	if pgid <= 0 {
 		return
 	}
@@ -29,7 +29,7 @@ func stopGroup(pgid int, grace time.Duration) {
 	_ = syscall.Kill(-pgid, syscall.SIGCONT)
 	deadline := time.Now().Add(grace)
 	for wait := 5 * time.Millisecond; time.Now().Before(deadline); wait = min(wait*2, 100*time.Millisecond) {
-		if !groupAlive(pgid) {
+		if !GroupAlive(pgid) {
 			return
 		}
 		time.Sleep(wait)
@@ -37,10 +37,10 @@ func stopGroup(pgid int, grace time.Duration) {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// groupAlive reports whether the process group pgid has a member that is
+// GroupAlive reports whether the process group pgid has a member that is
 // not a zombie. A zombie counts as gone: where nothing reaps orphans (an
 // init that does not wait), an ended process stays a zombie for good.
-func groupAlive(pgid int) bool {
+func GroupAlive(pgid int) bool {
 	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
@@ -61,8 +61,8 @@ func groupAlive(pgid int) bool {
 	return false
 }
 
-// pidAlive reports whether pid is a running (not zombie) process.
-func pidAlive(pid int) bool {
+// PidAlive reports whether pid is a running (not zombie) process.
+func PidAlive(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
@@ -147,8 +147,8 @@ func killPipeHolders(inode uint64) {
 // StopMarked finds them wherever they were re-parented.
 const MarkEnv = "NODWYN_PROCS"
 
-// newMark returns a fresh random mark.
-func newMark() string {
+// NewMark returns a fresh random mark.
+func NewMark() string {
 	var b [12]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())
@@ -201,12 +201,12 @@ func signalAll(pids []int, groups map[int]bool, sig syscall.Signal) {
 
 func anyAlive(pids []int, groups map[int]bool) bool {
 	for _, pid := range pids {
-		if pidAlive(pid) {
+		if PidAlive(pid) {
 			return true
 		}
 	}
 	for pg := range groups {
-		if groupAlive(pg) {
+		if GroupAlive(pg) {
 			return true
 		}
 	}

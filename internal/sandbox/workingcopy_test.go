@@ -1,0 +1,197 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func newWorkingCopy(t *testing.T, folder string) *WorkingCopySandbox {
+	t.Helper()
+	host := NewHost(HostOptions{Mark: NewMark(), StopGrace: 500 * time.Millisecond})
+	wc, err := NewWorkingCopy(host, folder, t.TempDir(), os.Environ(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wc.Close() })
+	return wc
+}
+
+func shellLine(dir, line string) Command {
+	return Command{Shell: "/bin/sh", Line: line, Dir: dir, Env: os.Environ(), Timeout: 30 * time.Second}
+}
+
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+func put(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A check that writes files, deletes a tracked file and changes another
+// leaves the real folder as it was; the call reports the copy's hash.
+func TestWorkingCopyCommandsNeverReachTheFolder(t *testing.T) {
+	folder := t.TempDir()
+	put(t, folder, "tracked.txt", "one\n")
+	put(t, folder, "sub/keep.go", "package sub\n")
+	gitInit(t, folder)
+	before, err := HashDir(folder + "/sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc := newWorkingCopy(t, folder)
+	out, err := wc.Run(context.Background(), shellLine(folder, "cat tracked.txt; rm tracked.txt; echo x > new.txt; echo y >> sub/keep.go; mkdir -p build && echo o > build/a.o; pwd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.Out, "one\n") || out.ExitCode != 0 {
+		t.Fatalf("output %q exit %d", out.Out, out.ExitCode)
+	}
+	if pwd := strings.TrimSpace(strings.Split(out.Out, "\n")[1]); pwd == folder || !strings.Contains(pwd, "nodwyn-wc-") {
+		t.Errorf("the command ran in %s, not in a copy", pwd)
+	}
+	if !strings.HasPrefix(out.WorkDirHash, "sha256:") {
+		t.Errorf("no work dir hash: %q", out.WorkDirHash)
+	}
+	if b, err := os.ReadFile(filepath.Join(folder, "tracked.txt")); err != nil || string(b) != "one\n" {
+		t.Errorf("tracked.txt: %q %v", b, err)
+	}
+	for _, p := range []string{"new.txt", "build"} {
+		if _, err := os.Lstat(filepath.Join(folder, p)); err == nil {
+			t.Errorf("%s reached the folder", p)
+		}
+	}
+	if after, _ := HashDir(folder + "/sub"); after != before {
+		t.Errorf("sub/ changed in the folder")
+	}
+	// The copy is gone.
+	if ents, _ := os.ReadDir(wc.base); len(ents) != 0 {
+		t.Errorf("copies left in %s: %v", wc.base, ents)
+	}
+}
+
+// The same checkout gives the same hash in two copies; what a command
+// changes changes it.
+func TestWorkingCopyHashFollowsTheContent(t *testing.T) {
+	folder := t.TempDir()
+	put(t, folder, "a.txt", "a\n")
+	wc := newWorkingCopy(t, folder)
+	h := func(line string) string {
+		t.Helper()
+		out, err := wc.Run(context.Background(), shellLine(folder, line))
+		if err != nil || out.ExitCode != 0 {
+			t.Fatalf("%s: %v exit %d %s", line, err, out.ExitCode, out.Out)
+		}
+		return out.WorkDirHash
+	}
+	if a, b := h("true"), h("cat a.txt >/dev/null"); a != b {
+		t.Errorf("two copies of the same checkout hash differently: %s %s", a, b)
+	}
+	if a, b := h("true"), h("chmod +x a.txt"); a == b {
+		t.Errorf("a mode bit does not change the hash")
+	}
+	if a, b := h("true"), h("printf b > a.txt"); a == b {
+		t.Errorf("a changed byte does not change the hash")
+	}
+}
+
+// Kill-on-drop: what a command starts in the background in the copy, a
+// setsid child holding its output included, is not running after the
+// call, whatever the run's handling asked for.
+func TestWorkingCopyKillsWhatTheCommandStarted(t *testing.T) {
+	folder := t.TempDir()
+	wc := newWorkingCopy(t, folder)
+	for _, line := range []string{
+		"sleep 300 & echo $!",
+		"setsid sleep 300 & echo $!",
+	} {
+		c := shellLine(folder, line)
+		c.Handling, c.LeaveRunning = Release, true // the working copy overrides both
+		out, err := wc.Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(strings.Split(out.Out, "\n")[0]))
+		if err != nil {
+			t.Fatalf("%s: output %q", line, out.Out)
+		}
+		if PidAlive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("%s: pid %d still runs after the call", line, pid)
+		}
+	}
+	// And at its time limit the command is stopped, not left running.
+	c := shellLine(folder, "echo $$; sleep 300")
+	c.Timeout, c.LeaveRunning = 500*time.Millisecond, true
+	out, _ := wc.Run(context.Background(), c)
+	pid, _ := strconv.Atoi(strings.TrimSpace(strings.Split(out.Out, "\n")[0]))
+	if out.LeftRunning || (pid > 0 && PidAlive(pid)) {
+		t.Errorf("at its time limit the command was left running: %+v", out)
+	}
+}
+
+// A background command (Start) gets a copy of its own, removed once it is
+// stopped.
+func TestWorkingCopyStartAndStop(t *testing.T) {
+	folder := t.TempDir()
+	put(t, folder, "a.txt", "a\n")
+	wc := newWorkingCopy(t, folder)
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := wc.Start(shellLine(folder, "pwd; echo bg > made.txt; exec sleep 300"), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the output", func() bool { b, _ := os.ReadFile(f.Name()); return strings.Contains(string(b), "nodwyn-wc-") })
+	p.Stop()
+	if p.State() == nil {
+		t.Fatal("still running after Stop")
+	}
+	eventually(t, "the copy to be removed", func() bool { ents, _ := os.ReadDir(wc.base); return len(ents) == 0 })
+	if _, err := os.Stat(filepath.Join(folder, "made.txt")); err == nil {
+		t.Error("the background command wrote into the folder")
+	}
+}
+
+func TestCapsSayWhatIsContained(t *testing.T) {
+	host := NewHost(HostOptions{})
+	defer host.Close()
+	if s := host.Capabilities().String(); s != "no_sandbox (host execution in the folder; not a security boundary: host paths, network)" {
+		t.Errorf("NoSandbox caps %q", s)
+	}
+	wc, err := NewWorkingCopy(host, t.TempDir(), t.TempDir(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := wc.Capabilities().String(); s != "working_copy (a copy of the checkout per command, kill-on-drop; not a security boundary: host paths, network)" {
+		t.Errorf("working copy caps %q", s)
+	}
+}
