@@ -14,6 +14,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/journal"
+	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
 // DoctorCmd is `nodwyn doctor`.
@@ -125,7 +126,7 @@ func (c *DoctorCmd) Run(e *env) error {
 		fmt.Fprintf(w, "journal key: %s (%s)\n", journal.Fingerprint(key.Public()), key.Path())
 	}
 
-	fmt.Fprintln(w, "sandbox: "+sandboxLine())
+	fmt.Fprintln(w, "sandbox: "+sandboxLine(cfg, folder))
 	if problems > 0 {
 		return &exitError{code: ExitFailed}
 	}
@@ -133,13 +134,28 @@ func (c *DoctorCmd) Run(e *env) error {
 }
 
 // sandboxLine says how commands run and what that contains, for the
-// "sandbox:" line.
-//
-// PLACEHOLDER for the lead: it says what nodwyn did before the execution
-// seam (internal/sandbox) and is to be replaced by the run's resolved
-// [sandbox] mode and the Sandbox's Capabilities when that package lands.
-func sandboxLine() string {
-	return "no_sandbox (host execution)"
+// "sandbox:" line: the [sandbox] settings of the configuration and of the
+// folder's contract, resolved as a run resolves them (a profile's sandbox
+// setting, which only a run's Scheme knows, may still choose a working
+// copy).
+func sandboxLine(cfg *config.Config, folder string) string {
+	layers := []config.SeamLayer{{Source: cfg.Origin["sandbox.mode"], Seam: cfg.Sandbox, MayUndo: true}}
+	extra := ""
+	if c, err := config.LoadContract(config.ProjectContract(folder), true); err != nil {
+		extra = "; the contract: " + err.Error()
+	} else if c != nil {
+		src := c.Path
+		if c.SandboxLine > 0 {
+			src = fmt.Sprintf("%s:%d", c.Path, c.SandboxLine)
+		}
+		layers = append(layers, config.SeamLayer{Source: src, Seam: c.Sandbox})
+		extra = fmt.Sprintf("; contract %s with %d check(s)", c.Path, len(c.Checks))
+	}
+	seam, from, _ := config.ResolveSeam(layers)
+	if from == "" {
+		from = "the default"
+	}
+	return sandbox.CapsOf(sandbox.Mode(seam.Mode)).String() + " from " + from + extra + "; not sandbox mode, which only nodwyn run --sandbox container sets"
 }
 
 // printSettings prints each key that is set, its value and its origin.

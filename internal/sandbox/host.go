@@ -73,7 +73,7 @@ func NewHost(opts HostOptions) *NoSandbox {
 
 // Capabilities: host execution, nothing contained.
 func (h *NoSandbox) Capabilities() Caps {
-	return Caps{Mode: ModeNoSandbox, Network: true, HostPaths: true}
+	return CapsOf(ModeNoSandbox)
 }
 
 // Materialize returns the checkout itself: commands run in the folder.

@@ -133,6 +133,14 @@ type Caps struct {
 	HostPaths   bool // absolute paths reach the host's files
 }
 
+// CapsOf is what the implementation of mode contains.
+func CapsOf(m Mode) Caps {
+	if m == ModeWorkingCopy {
+		return Caps{Mode: ModeWorkingCopy, Copy: true, KillOnDrop: true, Network: true, HostPaths: true}
+	}
+	return Caps{Mode: ModeNoSandbox, Network: true, HostPaths: true}
+}
+
 // String is Caps for a person: "working_copy (a copy of the checkout per
 // command, kill-on-drop; not a security boundary: host paths, network)".
 func (c Caps) String() string {

@@ -59,7 +59,7 @@ func (w *WorkingCopySandbox) Checkout() string { return w.checkout }
 // Capabilities: a copy per command, kill-on-drop; host paths and the
 // network are still reached.
 func (w *WorkingCopySandbox) Capabilities() Caps {
-	return Caps{Mode: ModeWorkingCopy, Copy: true, KillOnDrop: true, Network: true, HostPaths: true}
+	return CapsOf(ModeWorkingCopy)
 }
 
 // Materialize makes a fresh copy of checkout (which must be the sandbox's
