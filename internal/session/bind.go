@@ -101,7 +101,10 @@ func (s *Session) bind() {
 			if s.tools == nil {
 				return nil, scheme.Errorf("sandbox-caps: the execution seam is chosen after the init chain has loaded; ask in a procedure the loop calls")
 			}
-			return capsValue(s.tools.Sandbox().Capabilities()), nil
+			if s.caps == nil { // the seam does not change during a run
+				s.caps = capsValue(s.tools.Sandbox().Capabilities())
+			}
+			return s.caps, nil
 		})
 	reg("self-check", 0, 0, "(self-check) runs the contract's first check as the self-check tool does (through the guard, in the working copy, recorded in the signed journal) and returns its result alist; #f when self-check is not offered (no working copy, or the session is not saved).",
 		func([]scheme.Value) (scheme.Value, error) {

@@ -158,6 +158,7 @@ type Session struct {
 	seam      sandbox.Mode // the execution seam's mode, resolved in loadChain
 	checkout  string       // what a working copy copies
 	seamNotes []string     // settings not taken, logged at run.start
+	caps      scheme.Value // (sandbox-caps), made once
 	journal   *journal.Journal
 
 	pendingCalls []provider.ToolCall // the last reply's calls not yet run: their ids go on the tool events
