@@ -47,6 +47,13 @@ type ArgvTrigger struct {
 	// Env holds variables a command may see whose values the analysis
 	// knows (XDG_CONFIG_HOME, XDG_DATA_HOME, CREDENTIALS_DIRECTORY, …).
 	Env map[string]string
+	// KernelFloor: the kernel denies the denylist's directories to every
+	// command (Options.KernelFloor). In sandbox mode a line is then not
+	// refused for what the analysis cannot follow, only for what it
+	// names; in both modes prose that names a denied directory (a quoted
+	// sentence echoed into a file, a commit message) is no reason to
+	// refuse.
+	KernelFloor bool
 
 	mu        sync.Mutex
 	lastLine  string

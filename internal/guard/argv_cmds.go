@@ -1738,7 +1738,7 @@ func (an *analyzer) deniedNames(code string) {
 			return
 		}
 	}
-	if strings.Contains(code, "/proc") && procWords.MatchString(code) {
+	if strings.Contains(code, "/proc") && procWords.MatchString(code) && !an.floorFollows() {
 		an.deny("/proc", "/proc/*/environ")
 	}
 }

@@ -154,6 +154,11 @@ func (an *analyzer) run() (res *argvResult) {
 
 func (an *analyzer) result() *argvResult {
 	d := an.best
+	if an.floorFollows() {
+		// The kernel refuses what such a line really opens: only what it
+		// names is refused here.
+		return an.decided(d)
+	}
 	if d.Verdict < Refuse && an.nearDenied != "" {
 		d = Decision{Verdict: Refuse, Reason: fmt.Sprintf(
 			"the line builds a path in %s from a value nodwyn cannot know before it runs, and that directory holds what nodwyn keeps off limits, so it was refused and nothing of it ran; write the path out plainly", an.nearDenied)}
@@ -166,12 +171,22 @@ func (an *analyzer) result() *argvResult {
 			d = Decision{Verdict: SecurityConfirm, Reason: "the line passes a program a path that a decoder or an interpreter makes up as it runs, which nodwyn cannot judge before it runs; write the path out plainly"}
 		}
 	}
+	return an.decided(d)
+}
+
+func (an *analyzer) decided(d Decision) *argvResult {
 	d.Checker = an.t.Name()
 	if d.Verdict == Allow {
 		d = Decision{}
 	}
 	return &argvResult{decision: d, writes: an.writes, progs: an.progs}
 }
+
+// floorFollows reports whether the kernel floor stands in for the
+// analysis where it cannot follow a line: in sandbox mode with the floor
+// on, a path or a command the analysis cannot follow, or code that
+// mentions /proc and environ together, is no reason to refuse.
+func (an *analyzer) floorFollows() bool { return an.t.Sandbox && an.t.KernelFloor }
 
 // find records a finding; the strictest wins, the first reason at a level.
 func (an *analyzer) find(v Verdict, reason string) {
@@ -710,7 +725,7 @@ func (an *analyzer) scanText(s string, code bool) {
 				return
 			}
 		}
-		if strings.Contains(s, "/proc") && procWords.MatchString(s) {
+		if strings.Contains(s, "/proc") && procWords.MatchString(s) && !an.floorFollows() {
 			an.deny("/proc", "/proc/*/environ")
 		}
 		if !an.t.Sandbox {
@@ -782,6 +797,26 @@ func (an *analyzer) checkNearDenied(v string) {
 
 var unmark = strings.NewReplacer(markUnknown, "", markBuilt, "", markTree, "")
 
+// procUnknown refuses a path that names another process's environment,
+// memory or files under /proc whatever the unknown part of it turns out
+// to be (/proc/$(pgrep x)/environ): the line names it, so it is refused
+// by name, with the kernel floor too.
+func (an *analyzer) procUnknown(v string) {
+	if !strings.ContainsAny(v, markUnknown+markBuilt) {
+		return
+	}
+	p := strings.NewReplacer(markUnknown, "…", markBuilt, "…", markTree, "").Replace(v)
+	if !filepath.IsAbs(p) {
+		if !an.cwdOK {
+			return
+		}
+		p = joinRaw(an.cwd, p)
+	}
+	if p = filepath.Clean(p); procDenied.MatchString(p) {
+		an.deny(p, "/proc/*/environ")
+	}
+}
+
 // judge judges one expanded word used in the given role.
 func (an *analyzer) judge(v string, ro role) {
 	an.tick()
@@ -802,6 +837,7 @@ func (an *analyzer) judge(v string, ro role) {
 	}
 	if ro != roleMention {
 		an.checkNearDenied(v)
+		an.procUnknown(v)
 	}
 	tree := strings.Contains(v, markTree)
 	clean := unmark.Replace(v)

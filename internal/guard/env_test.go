@@ -66,6 +66,13 @@ func (e *testEnv) opts(sandbox bool) Options {
 
 func (e *testEnv) guard(sandbox bool) *Guard { return New(e.opts(sandbox)) }
 
+// floorGuard is the guard of a run whose kernel floor is on.
+func (e *testEnv) floorGuard(sandbox bool) *Guard {
+	o := e.opts(sandbox)
+	o.KernelFloor = true
+	return New(o)
+}
+
 // expand fills a suite line's placeholders.
 func (e *testEnv) expand(line string) string {
 	return strings.NewReplacer(
@@ -111,6 +118,8 @@ func readSuite(t testing.TB, name string) []suiteLine {
 			tag, l = t, rest
 		} else if rest, ok := strings.CutPrefix(l, "sc: "); ok {
 			tag, l = "sc", rest
+		} else if rest, ok := strings.CutPrefix(l, "floor: "); ok {
+			tag, l = "floor", rest
 		}
 		out = append(out, suiteLine{Tag: tag, Line: l, No: n})
 	}

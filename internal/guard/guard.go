@@ -98,6 +98,13 @@ type Options struct {
 	Lean               bool
 	Secrets            []string      // exact secret values nodwyn knows
 	AnalysisTimeout    time.Duration // argv analysis bound (default 200ms)
+	// KernelFloor is set by the session when the kernel floor (Landlock
+	// denying the same credential denylist to every command nodwyn runs)
+	// is really on for the run; nothing a project or its Scheme supplies
+	// sets it. With it the argv trigger no longer refuses, in sandbox
+	// mode, what it merely cannot follow, nor, in any mode, prose that
+	// names a denied directory; see the known limits above.
+	KernelFloor bool
 }
 
 // Checker judges a request. A Decision with Verdict Allow means "no
@@ -134,7 +141,7 @@ func New(opts Options) *Guard {
 	g.pin = &RepoPin{Folder: opts.Folder, Scratch: opts.Scratch, Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox}
 	g.argv = &ArgvTrigger{
 		Folder: opts.Folder, Scratch: opts.Scratch, Home: opts.Home,
-		Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox,
+		Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox, KernelFloor: opts.KernelFloor,
 		Denylist: g.deny, Timeout: opts.AnalysisTimeout, Env: knownEnv(opts),
 	}
 	g.prot = &ProtectedPaths{Folder: opts.Folder, Sandbox: opts.Sandbox, Unattended: opts.Unattended, Argv: g.argv}

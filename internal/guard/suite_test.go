@@ -63,3 +63,36 @@ func TestLegitimateWorkIsNotRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestExfiltrationSuiteWithTheKernelFloor: with the floor on in sandbox
+// mode a line tagged "floor:" in exfil.txt is allowed (the analysis cannot
+// follow it, and the kernel refuses what it opens); every other line is
+// refused as without the floor. In default mode with the floor every line
+// is refused or, tagged "sc:", asked about, as without it.
+func TestExfiltrationSuiteWithTheKernelFloor(t *testing.T) {
+	e := newTestEnv(t)
+	lines := readSuite(t, "exfil.txt")
+	tagged := 0
+	for _, sandbox := range []bool{false, true} {
+		g := e.floorGuard(sandbox)
+		for _, l := range lines {
+			d := g.Check(bg, shell(e.expand(l.Line)))
+			want, ok := "refuse", d.Verdict == Refuse
+			switch {
+			case l.Tag == "floor" && sandbox:
+				want, ok = "allow", d.Verdict == Allow
+			case l.Tag == "sc" && !sandbox:
+				want, ok = "security-confirm or refuse", d.Verdict >= SecurityConfirm
+			}
+			if !ok {
+				t.Errorf("floor sandbox=%v exfil.txt:%d [%s] %q: got %v (%s: %s), want %s", sandbox, l.No, l.Tag, l.Line, d.Verdict, d.Checker, d.Reason, want)
+			}
+			if l.Tag == "floor" && sandbox {
+				tagged++
+			}
+		}
+	}
+	if tagged == 0 {
+		t.Error("exfil.txt tags no line floor:")
+	}
+}

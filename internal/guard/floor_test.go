@@ -1,0 +1,94 @@
+package guard
+
+import (
+	"strings"
+	"testing"
+)
+
+// floorCase is a line and what it is without the kernel floor and with it.
+type floorCase struct {
+	line             string
+	without, withFlr Verdict
+}
+
+func checkFloorCases(t *testing.T, e *testEnv, sandbox bool, cases []floorCase) {
+	t.Helper()
+	plain, floor := e.guard(sandbox), e.floorGuard(sandbox)
+	for _, c := range cases {
+		line := e.expand(c.line)
+		if d := plain.Check(bg, shell(line)); d.Verdict != c.without {
+			t.Errorf("sandbox=%v without the floor %q: %v (%s: %s), want %v", sandbox, c.line, d.Verdict, d.Checker, d.Reason, c.without)
+		}
+		d := floor.Check(bg, shell(line))
+		if d.Verdict != c.withFlr {
+			t.Errorf("sandbox=%v with the floor %q: %v (%s: %s), want %v", sandbox, c.line, d.Verdict, d.Checker, d.Reason, c.withFlr)
+		}
+		if strings.Contains(d.Reason, canary) {
+			t.Errorf("%q: the reason leaks the canary", c.line)
+		}
+	}
+}
+
+// TestFloorAllowsWhatTheAnalysisCannotFollowInSandboxMode: lines refused
+// only because they build a path or a command the analysis cannot follow,
+// or because code mentions /proc and environ, are allowed in sandbox mode
+// with the floor on, and refused as before in default mode.
+func TestFloorAllowsWhatTheAnalysisCannotFollowInSandboxMode(t *testing.T) {
+	e := newTestEnv(t)
+	relaxed := []string{
+		// a value read from /proc/self/status used as a path
+		`while read l; do test -e "$l" && echo "$l"; done < /proc/self/status`,
+		`grep VmRSS /proc/self/status | awk '{print $2}' > "$(mktemp)"`,
+		// a heredoc script with os.environ and an argument nodwyn cannot know
+		"python3 - \"$f\" <<'EOF'↵import os, sys↵print(os.environ[\"PATH\"], sys.argv[1])↵EOF",
+		// code that mentions /proc and environ, naming no /proc/*/environ
+		"python3 - <<'EOF'↵import os↵print(os.environ[\"PATH\"])↵print(open(\"/proc/cpuinfo\").read())↵EOF",
+		// a path in the home directory completed by an unknown value
+		`cat ~/$(cat name.txt)/notes`,
+	}
+	var sb, def []floorCase
+	for _, l := range relaxed {
+		sb = append(sb, floorCase{l, Refuse, Allow})
+		def = append(def, floorCase{l, Refuse, Refuse})
+	}
+	// The real cases named in issue 10 go through with the floor.
+	for _, l := range []string{
+		`while read l; do echo "$l"; done < /proc/self/status`,
+		"python3 - <<'EOF'↵import os↵print(os.environ[\"PATH\"])↵EOF",
+	} {
+		sb = append(sb, floorCase{l, Allow, Allow})
+	}
+	checkFloorCases(t, e, true, sb)
+	checkFloorCases(t, e, false, def)
+}
+
+// TestFloorKeepsRefusingWhatALineNames: what a line names as a path a
+// command opens, copies or searches stays refused with the floor on, in
+// both modes.
+func TestFloorKeepsRefusingWhatALineNames(t *testing.T) {
+	e := newTestEnv(t)
+	var cases []floorCase
+	for _, l := range []string{
+		`cat ~/.ssh/id_rsa`,
+		`cat "$HOME/.ssh/id_rsa"`,
+		`cat '~/.ssh/id_rsa'`,
+		`cp -r ~/.ssh x`,
+		`tar czf x.tgz ~`,
+		`cat /proc/1/environ`,
+		`cat /proc/*/environ`,
+		`x=$(pgrep nodwyn); cat /proc/$x/environ`,
+		`cat /proc/$(pgrep nodwyn)/environ`,
+		`tr '\0' '\n' < /proc/$(pgrep -o nodwyn)/environ`,
+		`python3 -c 'print(open("/proc/self/environ").read())'`,
+		`python3 -c 'import os; print(open(os.path.expanduser("~/.ssh/id_rsa")).read())'`,
+		`while read l; do cat ~/.ssh/"$l"; done < list.txt`,
+		`cat {{CONFIG}}/config.toml`,
+		`ls {{DATA}}/sessions`,
+		`gpg --export-secret-keys --armor`,
+		`echo 'Keys live in ~/.ssh' | xargs cat`,
+	} {
+		cases = append(cases, floorCase{l, Refuse, Refuse})
+	}
+	checkFloorCases(t, e, true, cases)
+	checkFloorCases(t, e, false, cases)
+}
