@@ -53,6 +53,9 @@ type HostOptions struct {
 	Release   bool
 	StopGrace time.Duration // SIGTERM to SIGKILL; default 2 s
 	Settle    time.Duration // output copied this long after a command exits, at most; default 1 s
+	// Floor, when set, is the kernel floor every command starts under
+	// (NewFloor); a WorkingCopySandbox over this host has it too.
+	Floor *Floor
 }
 
 // NewHost returns a NoSandbox.
@@ -71,9 +74,23 @@ func NewHost(opts HostOptions) *NoSandbox {
 	}
 }
 
-// Capabilities: host execution, nothing contained.
+// Capabilities: host execution, nothing contained but the kernel floor
+// when there is one.
 func (h *NoSandbox) Capabilities() Caps {
-	return CapsOf(ModeNoSandbox)
+	c := CapsOf(ModeNoSandbox)
+	c.KernelFloor = h.opts.Floor != nil
+	return c
+}
+
+// Floor is the kernel floor commands start under; nil when there is none.
+func (h *NoSandbox) Floor() *Floor { return h.opts.Floor }
+
+// startCmd starts cmd, under the floor when there is one.
+func (h *NoSandbox) startCmd(cmd *exec.Cmd) (*floorStart, error) {
+	if h.opts.Floor == nil {
+		return nil, cmd.Start()
+	}
+	return h.opts.Floor.start(cmd)
 }
 
 // Materialize returns the checkout itself: commands run in the folder.
@@ -109,7 +126,7 @@ func (h *NoSandbox) Run(ctx context.Context, c Command) (Output, error) {
 		return Output{ExitCode: -1}, &StartError{Program: c.program(), Err: err}
 	}
 	cmd := h.command(c, w)
-	err = cmd.Start()
+	fs, err := h.startCmd(cmd)
 	w.Close()
 	if err != nil {
 		r.Close()
@@ -142,6 +159,11 @@ func (h *NoSandbox) Run(ctx context.Context, c Command) (Output, error) {
 		h.settle(p.out, h.opts.Settle)
 		h.release(p, c.Handling)
 		o.Trailer = exitTrailer(p)
+		if exitCode(p) != 0 {
+			if made := fs.created(); len(made) > 0 {
+				o.Trailer += "\n" + createdNote(made)
+			}
+		}
 	case <-limit:
 		o.TimedOut = true
 		if c.LeaveRunning && c.Handling != KillOnDrop {
@@ -502,7 +524,7 @@ func (h *NoSandbox) Start(c Command, out *os.File) (*Process, error) {
 		return nil, &StartError{Program: c.program(), Err: errors.New("the sandbox is closed")}
 	}
 	cmd := h.command(c, out)
-	if err := cmd.Start(); err != nil {
+	if _, err := h.startCmd(cmd); err != nil {
 		return nil, &StartError{Program: c.program(), Err: err}
 	}
 	p := &Process{Pgid: cmd.Process.Pid, Started: time.Now(), cmd: cmd, exited: make(chan struct{}), grace: h.opts.StopGrace}

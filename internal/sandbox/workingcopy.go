@@ -59,7 +59,9 @@ func (w *WorkingCopySandbox) Checkout() string { return w.checkout }
 // Capabilities: a copy per command, kill-on-drop; host paths and the
 // network are still reached.
 func (w *WorkingCopySandbox) Capabilities() Caps {
-	return CapsOf(ModeWorkingCopy)
+	c := CapsOf(ModeWorkingCopy)
+	c.KernelFloor = w.host.Floor() != nil
+	return c
 }
 
 // Materialize makes a fresh copy of checkout (which must be the sandbox's

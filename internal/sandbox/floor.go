@@ -1,0 +1,482 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The kernel floor (issue 10): every process a primitive starts runs under
+// a Landlock ruleset that denies the guard's credential denylist — nodwyn's
+// configuration and data directories, $CREDENTIALS_DIRECTORY, ~/.ssh,
+// ~/.aws, … — while leaving the rest of the file system as it is. The guard
+// reads command lines; the floor holds for what a program opens however it
+// builds the name.
+//
+// Landlock only grants, and a grant on a directory holds for everything
+// beneath it, so a subtree is denied by granting everything around it: the
+// ancestors of each denied path are walked from "/", each entry of an
+// ancestor that is neither denied nor an ancestor itself gets every right
+// (a directory) or the file rights (a file), and the denied subtrees get
+// nothing. The ruleset is built again for each command, so what was created
+// since the last one is covered.
+//
+// An ancestor itself gets only what is harmless when its denied subtrees
+// inherit it: list it, make entries in it (files, directories, links, FIFOs,
+// sockets), write a file (so a new ~/.bashrc or ~/.gitconfig.lock can be
+// written) and remove a file (so git config --global can rename its lock
+// over ~/.gitconfig, and rm ~/x works). It never gets read, execute,
+// truncate, remove-directory or refer: a denied file cannot be read, run,
+// truncated or linked or moved out of its directory, and a denied directory
+// cannot be moved away. What a command creates directly in an ancestor
+// during that command is writable but not readable until the next command's
+// ruleset names it; Run says so when such a command fails.
+//
+// Go applies a Landlock ruleset to the calling thread only, unless asked
+// for all of them: the floor restricts a fresh OS thread that its goroutine
+// keeps locked, starts the command from it (fork copies the thread's
+// credentials, and with them the Landlock domain), and lets the thread end
+// with the goroutine, so nodwyn itself is never restricted and no other
+// goroutine runs on that thread. The runtime makes new threads from a
+// template thread, never from a locked one.
+
+// Landlock's file-system rights by the ABI that introduced them.
+const (
+	llRightsV1 = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_DIR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_REG | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
+	llRefer    = unix.LANDLOCK_ACCESS_FS_REFER     // ABI 2
+	llTruncate = unix.LANDLOCK_ACCESS_FS_TRUNCATE  // ABI 3
+	llIoctlDev = unix.LANDLOCK_ACCESS_FS_IOCTL_DEV // ABI 5
+
+	// The rights that apply to a file (a rule on a file may grant only these).
+	llFileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_READ_FILE | llTruncate | llIoctlDev
+	// What an ancestor of a denied path gets: see the comment above.
+	llAncestorRights = unix.LANDLOCK_ACCESS_FS_READ_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
+		unix.LANDLOCK_ACCESS_FS_MAKE_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_SYM |
+		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK |
+		unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE
+)
+
+// handledRights are the rights a ruleset handles (denies unless granted) on
+// a kernel of Landlock ABI abi.
+func handledRights(abi int) uint64 {
+	r := uint64(llRightsV1)
+	if abi >= 2 {
+		r |= llRefer
+	}
+	if abi >= 3 {
+		r |= llTruncate
+	}
+	if abi >= 5 {
+		r |= llIoctlDev
+	}
+	return r
+}
+
+// LandlockABI is the Landlock ABI version the kernel offers, or why there is
+// none (an old kernel, Landlock not enabled at boot, a seccomp profile or a
+// runtime such as gVisor that refuses the system call).
+func LandlockABI() (int, error) {
+	v, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	switch e {
+	case 0:
+		return int(v), nil
+	case unix.ENOSYS:
+		return 0, errors.New("this kernel has no Landlock (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK)")
+	case unix.EOPNOTSUPP:
+		return 0, errors.New("Landlock is built into this kernel but not enabled (add landlock to the lsm= boot parameter)")
+	case unix.EPERM:
+		return 0, errors.New("the Landlock system calls are refused here (a seccomp profile or a container runtime that blocks them)")
+	}
+	return 0, fmt.Errorf("Landlock: %v", e)
+}
+
+// Floor is the kernel floor for one session: the paths it denies and the
+// ones under them that stay usable. Its zero value is not usable; see
+// NewFloor.
+type Floor struct {
+	deny   []string // physical, cleaned, existing or not; none inside another
+	except []string // physical
+	abi    int
+	nnp    bool // set no_new_privs before restricting (no CAP_SYS_ADMIN)
+
+	mu sync.Mutex
+	// gone are the denied paths' files as the floor has seen them, by
+	// device and inode: an entry of an ancestor that is one of them (a
+	// denied directory renamed within its parent, a hard link) is not
+	// granted, whatever its name now.
+	gone map[fileID]string
+}
+
+type fileID struct{ dev, ino uint64 }
+
+// NewFloor returns the floor that denies deny (absolute paths; they need
+// not exist) except except (the scratch directory), or an error that says
+// why the kernel cannot hold it here. It tries a ruleset on a thread of its
+// own, so an error here is the one a command would meet.
+func NewFloor(deny, except []string) (*Floor, error) {
+	abi, err := LandlockABI()
+	if err != nil {
+		return nil, err
+	}
+	if abi < 2 {
+		return nil, fmt.Errorf("Landlock ABI %d (Linux before 5.19) refuses every rename and link between directories under a ruleset, which would break git and package managers; the floor needs ABI 2", abi)
+	}
+	f := &Floor{abi: abi, gone: map[fileID]string{}}
+	f.nnp = !hasCapSysAdmin()
+	for _, d := range deny {
+		if d = physicalPath(d); d != "" && d != "/" && !slices.Contains(f.deny, d) {
+			f.deny = append(f.deny, d)
+		}
+	}
+	// A path inside another denied one adds nothing.
+	sort.Strings(f.deny)
+	var kept []string
+	for _, d := range f.deny {
+		if !slices.ContainsFunc(kept, func(k string) bool { return within(d, k) }) {
+			kept = append(kept, d)
+		}
+	}
+	f.deny = kept
+	for _, e := range except {
+		if e = physicalPath(e); e != "" {
+			f.except = append(f.except, e)
+		}
+	}
+	// The trial: a ruleset made and applied on a throw-away thread.
+	rs, err := f.build()
+	if err != nil {
+		return nil, err
+	}
+	defer rs.close()
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		errc <- rs.restrict(f.nnp)
+	}()
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// ABI is the Landlock ABI the floor uses.
+func (f *Floor) ABI() int { return f.abi }
+
+// Denied are the paths the floor denies (physical).
+func (f *Floor) Denied() []string { return slices.Clone(f.deny) }
+
+// String is the floor for a person: "on (Landlock ABI 7, 9 paths denied)".
+func (f *Floor) String() string {
+	return fmt.Sprintf("on (Landlock ABI %d, %d paths denied)", f.abi, len(f.deny))
+}
+
+// physicalPath is p cleaned with its links resolved as far as they exist
+// ("" for a relative path): /home/u/.ssh as a link to /keys is /keys.
+func physicalPath(p string) string {
+	if p == "" || !filepath.IsAbs(p) {
+		return ""
+	}
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	// Resolve the longest part that exists.
+	dir, rest := filepath.Dir(p), filepath.Base(p)
+	for dir != "/" {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest)
+	}
+	return p
+}
+
+// within reports whether p is dir or inside it (both clean).
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+func hasCapSysAdmin() bool {
+	var hdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	const bit = unix.CAP_SYS_ADMIN
+	return data[bit/32].Effective&(1<<(bit%32)) != 0
+}
+
+// ruleset is one command's Landlock ruleset, and what the walk saw in each
+// ancestor directory (for the note on what the command created there).
+type ruleset struct {
+	fd     int
+	listed map[string]map[string]bool // ancestor → its entries' names at build
+}
+
+func (r *ruleset) close() {
+	if r != nil && r.fd >= 0 {
+		unix.Close(r.fd)
+		r.fd = -1
+	}
+}
+
+// build makes the ruleset for one command from the file system as it is now.
+func (f *Floor) build() (*ruleset, error) {
+	handled := handledRights(f.abi)
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
+	// The size of the fields up to Handled_access_net (ABI 1's struct was
+	// 8 bytes; newer kernels accept a longer one whose tail is zero).
+	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), 16, 0)
+	if e != 0 {
+		return nil, fmt.Errorf("Landlock: making a ruleset: %v", e)
+	}
+	rs := &ruleset{fd: int(fd), listed: map[string]map[string]bool{}}
+
+	denied := map[string]bool{}
+	ancestors := map[string]bool{}
+	f.mu.Lock()
+	for _, d := range f.deny {
+		var st unix.Stat_t
+		if unix.Lstat(d, &st) != nil {
+			continue // nothing there to deny now
+		}
+		denied[d] = true
+		f.gone[fileID{uint64(st.Dev), st.Ino}] = d
+		for a := filepath.Dir(d); ; a = filepath.Dir(a) {
+			ancestors[a] = true
+			if a == "/" {
+				break
+			}
+		}
+	}
+	gone := f.gone
+	defer f.mu.Unlock()
+
+	if len(denied) == 0 {
+		// Nothing to deny: everything is granted.
+		if err := rs.add("/", handled, handled); err != nil {
+			rs.close()
+			return nil, err
+		}
+		return rs, nil
+	}
+	names := make([]string, 0, len(ancestors))
+	for a := range ancestors {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	for _, a := range names {
+		if err := rs.add(a, llAncestorRights&handled, handled); err != nil {
+			rs.close()
+			return nil, err
+		}
+		dir, err := os.Open(a)
+		if err != nil {
+			continue // unreadable: its entries get nothing
+		}
+		ents, _ := dir.ReadDir(-1)
+		dfd := int(dir.Fd())
+		seen := make(map[string]bool, len(ents))
+		for _, ent := range ents {
+			seen[ent.Name()] = true
+			p := filepath.Join(a, ent.Name())
+			if denied[p] || ancestors[p] || ent.Type()&os.ModeSymlink != 0 {
+				// A link's own rule grants nothing through it: what it
+				// points to is judged where it is.
+				continue
+			}
+			if err := rs.addAt(dfd, ent.Name(), handled, gone); err != nil {
+				dir.Close()
+				rs.close()
+				return nil, fmt.Errorf("Landlock: a rule for %s: %w", p, err)
+			}
+		}
+		dir.Close()
+		rs.listed[a] = seen
+	}
+	for _, e := range f.except {
+		if err := rs.add(e, handled, handled); err != nil && !errors.Is(err, unix.ENOENT) {
+			rs.close()
+			return nil, err
+		}
+	}
+	return rs, nil
+}
+
+// add grants rights on path (a directory's; a file gets the file rights).
+func (r *ruleset) add(path string, rights, handled uint64) error {
+	pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		rights &= llFileRights
+	}
+	return r.rule(pfd, rights&handled)
+}
+
+// addAt grants everything on the entry name of the directory dfd, unless it
+// is one of the denied files under another name (gone).
+func (r *ruleset) addAt(dfd int, name string, handled uint64, gone map[fileID]string) error {
+	pfd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) {
+			return nil // gone since the listing, or not ours to open
+		}
+		return err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return err
+	}
+	if _, ok := gone[fileID{uint64(st.Dev), st.Ino}]; ok {
+		return nil
+	}
+	rights := handled
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+	case unix.S_IFLNK:
+		return nil
+	default:
+		rights &= llFileRights
+	}
+	return r.rule(pfd, rights)
+}
+
+func (r *ruleset) rule(pfd int, rights uint64) error {
+	if rights == 0 {
+		return nil
+	}
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(pfd)}
+	_, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(r.fd), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// restrict applies the ruleset to the calling thread, which must be locked
+// to its goroutine and never unlocked.
+func (r *ruleset) restrict(nnp bool) error {
+	if nnp {
+		// Per thread, like the ruleset: nodwyn's other threads keep it unset.
+		if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
+			return fmt.Errorf("Landlock: no_new_privs: %v", e)
+		}
+	}
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(r.fd), 0, 0); e != 0 {
+		return fmt.Errorf("Landlock: restricting the command: %v", e)
+	}
+	return nil
+}
+
+// floorStart is one command started under the floor: what the note after it
+// needs.
+type floorStart struct {
+	listed map[string]map[string]bool
+}
+
+// start starts cmd under a ruleset built now. The returned value says what
+// the ancestors held before the command (see created).
+func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
+	rs, err := f.build()
+	if err != nil {
+		return nil, err
+	}
+	defer rs.close()
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := rs.restrict(f.nnp); err != nil {
+			errc <- err
+			return
+		}
+		errc <- cmd.Start()
+	}()
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	return &floorStart{listed: rs.listed}, nil
+}
+
+// created lists what is in the ancestor directories now that was not when
+// the command started: entries the command made there, which it could write
+// but not read.
+func (s *floorStart) created() []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for a, before := range s.listed {
+		ents, err := os.ReadDir(a)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if !before[e.Name()] {
+				out = append(out, filepath.Join(a, e.Name()))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// createdNote is the line Run adds when a command under the floor failed
+// after creating entries directly in an ancestor of a denied directory.
+func createdNote(paths []string) string {
+	const max = 5
+	shown := make([]string, 0, max)
+	var empty []string
+	for i, p := range paths {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			empty = append(empty, p)
+		}
+		if i < max {
+			shown = append(shown, p)
+		}
+	}
+	s := strings.Join(shown, ", ")
+	if len(paths) > max {
+		s += fmt.Sprintf(" and %d more", len(paths)-max)
+	}
+	note := "[kernel floor: this command created " + s + " beside a directory the floor denies. What is made directly there can be written but not read or run until the next command, which grants it in full; a file opened read-write as it is made (a lock file, a temporary file) fails"
+	if len(empty) > 0 {
+		note += "; left empty: " + strings.Join(empty, ", ") + " (remove it if the command meant it as a lock or temporary file)"
+	}
+	return note + "]"
+}
+
+// StartFloored starts cmd under f, or plainly when f is nil: for the
+// programs nodwyn runs on its own account in a folder the model can write
+// (git status), where a configuration the model wrote could run a command.
+func StartFloored(f *Floor, cmd *exec.Cmd) error {
+	if f == nil {
+		return cmd.Start()
+	}
+	_, err := f.start(cmd)
+	return err
+}

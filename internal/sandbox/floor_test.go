@@ -1,0 +1,303 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// canaryHome is a temporary home with a canary in each denied directory,
+// and nodwyn's configuration and data directories under it.
+type canaryHome struct {
+	home, folder, scratch string
+	deny                  []string
+}
+
+const canary = "CANARY-7f3a91"
+
+func newCanaryHome(t *testing.T) *canaryHome {
+	t.Helper()
+	h := &canaryHome{home: t.TempDir()}
+	for _, rel := range []string{".ssh/id_rsa", ".ssh/authorized_keys", ".aws/credentials", ".gnupg/private-keys-v1.d/k.key",
+		".config/gcloud/credentials.db", ".azure/accessTokens.json", ".kube/config",
+		".config/nodwyn/credentials", ".local/share/nodwyn/journal/key"} {
+		p := filepath.Join(h.home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(canary+" "+rel+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rel := range []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube", ".config/nodwyn", ".local/share/nodwyn"} {
+		h.deny = append(h.deny, filepath.Join(h.home, rel))
+	}
+	h.scratch = filepath.Join(h.home, ".local/share/nodwyn/scratch/s1")
+	h.folder = filepath.Join(t.TempDir(), "proj")
+	for _, d := range []string{h.scratch, h.folder} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(h.home, ".bashrc"), []byte("# rc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func needFloor(t *testing.T) {
+	t.Helper()
+	if _, err := LandlockABI(); err != nil {
+		t.Skipf("no kernel floor here: %v", err)
+	}
+}
+
+func (h *canaryHome) host(t *testing.T, floor bool) *NoSandbox {
+	t.Helper()
+	opts := HostOptions{StopGrace: 200 * time.Millisecond, Settle: 100 * time.Millisecond}
+	if floor {
+		f, err := NewFloor(h.deny, []string{h.scratch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Floor = f
+	}
+	s := NewHost(opts)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func (h *canaryHome) run(t *testing.T, s *NoSandbox, line string) Output {
+	t.Helper()
+	o, err := s.Run(context.Background(), Command{Shell: "/bin/bash", Line: line, Dir: h.folder,
+		Env: []string{"HOME=" + h.home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + h.scratch}, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	return o
+}
+
+// leaked reports whether a canary reached the output or a file in the
+// folder.
+func (h *canaryHome) leaked(t *testing.T, o Output) bool {
+	t.Helper()
+	if strings.Contains(o.Out, canary) {
+		return true
+	}
+	found := false
+	filepath.WalkDir(h.folder, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), canary) {
+				found = true
+			}
+			if strings.HasSuffix(p, ".tgz") || strings.HasSuffix(p, ".tar") {
+				out, _ := exec.Command("tar", "xOf", p).Output()
+				if strings.Contains(string(out), canary) {
+					found = true
+				}
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// Each attack reads a canary with the floor off and none with it on.
+func TestFloorDeniesWhatTheLineNeverNames(t *testing.T) {
+	needFloor(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3")
+	}
+	attacks := []struct{ name, line string }{
+		{"python walks home", `python3 -c 'import os
+for r, ds, fs in os.walk(os.path.expanduser("~")):
+    for f in fs:
+        try: print(open(os.path.join(r, f)).read())
+        except Exception as e: pass'`},
+		{"copytree home", `python3 -c 'import shutil, os; shutil.copytree(os.path.expanduser("~"), "stolen", symlinks=False, ignore_dangling_symlinks=True, dirs_exist_ok=True)' 2>/dev/null; true`},
+		{"path built in code", `python3 -c 'from pathlib import Path; print((Path.home()/".ss"/"id_rsa").read_text())' 2>&1; python3 -c 'from pathlib import Path; print((Path.home()/(".s"+"sh")/"id_rsa").read_text())'`},
+		{"tar home", `tar czf x.tgz -C ~ . 2>/dev/null; true`},
+		{"cp -r home", `cp -r ~ dst 2>/dev/null; true`},
+		{"proc self root", `cat /proc/self/root$HOME/.ssh/id_rsa`},
+		{"name from tr", `cat $(echo '~/.ffu/vq_efn' | tr 'a-z' 'n-za-m' | sed "s|~|$HOME|")`},
+		{"nodwyn's data", `cat ~/.local/share/nodwyn/journal/key`},
+		{"nodwyn's config", `cat ~/.config/nodwyn/credentials`},
+		{"find and cat", `find ~ -type f -exec cat {} + 2>/dev/null; true`},
+	}
+	h := newCanaryHome(t)
+	off, on := h.host(t, false), h.host(t, true)
+	for _, a := range attacks {
+		t.Run(a.name, func(t *testing.T) {
+			os.RemoveAll(h.folder)
+			os.MkdirAll(h.folder, 0o755)
+			if o := h.run(t, off, a.line); !h.leaked(t, o) {
+				t.Errorf("without the floor the attack should reach a canary (else the test shows nothing):\n%s", o.Text())
+			}
+			os.RemoveAll(h.folder)
+			os.MkdirAll(h.folder, 0o755)
+			if o := h.run(t, on, a.line); h.leaked(t, o) {
+				t.Errorf("with the floor a canary leaked:\n%s", o.Text())
+			}
+		})
+	}
+}
+
+// Attacks over two calls: a link or a program made in one, used in the next.
+func TestFloorHoldsAcrossCalls(t *testing.T) {
+	needFloor(t)
+	steps := []struct {
+		name  string
+		lines []string
+	}{
+		{"symlink then cat", []string{`ln -s ~/.ssh k`, `cat k/id_rsa`}},
+		{"hard link", []string{`ln ~/.ssh/id_rsa hl 2>&1; true`, `cat hl`}},
+		{"move .ssh away", []string{`mv ~/.ssh ~/moved 2>&1; true`, `cat ~/moved/id_rsa`}},
+		{"rename in its own directory", []string{`mv ~/.aws ~/.aws2 2>&1; true`, `cat ~/.aws2/credentials`}},
+		{"script written then run", []string{`printf '#!/bin/sh\ncat "$HOME/.ssh/id_rsa"\n' > s.sh; chmod +x s.sh`, `./s.sh`}},
+	}
+	if _, err := exec.LookPath("cc"); err == nil {
+		steps = append(steps, struct {
+			name  string
+			lines []string
+		}{"C program", []string{
+			`printf '#include <stdio.h>\n#include <stdlib.h>\nint main(){char p[4096];snprintf(p,sizeof p,"%%s/.%%s/id_rsa",getenv("HOME"),"ssh");FILE*f=fopen(p,"r");if(!f)return 1;int c;while((c=fgetc(f))!=EOF)putchar(c);return 0;}\n' > r.c && cc -o r r.c`,
+			`./r`}})
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			for _, floor := range []bool{false, true} {
+				h := newCanaryHome(t)
+				sb := h.host(t, floor)
+				var last Output
+				for _, l := range s.lines {
+					last = h.run(t, sb, l)
+				}
+				if got := h.leaked(t, last); got == floor {
+					t.Errorf("floor=%v: leaked=%v:\n%s", floor, got, last.Text())
+				}
+			}
+		})
+	}
+}
+
+// Writes that would tamper with a denied directory are refused too.
+func TestFloorRefusesWritesThatMatter(t *testing.T) {
+	needFloor(t)
+	h := newCanaryHome(t)
+	sb := h.host(t, true)
+	for _, line := range []string{
+		`echo evil > ~/.ssh/authorized_keys`,
+		`: > ~/.ssh/id_rsa`,
+		`truncate -s 0 ~/.aws/credentials`,
+		`mv ~/.ssh ~/x`,
+		`rm -rf ~/.kube`,
+		`echo x > ~/.config/nodwyn/config.toml && cat ~/.config/nodwyn/config.toml`,
+	} {
+		o := h.run(t, sb, line)
+		if o.ExitCode == 0 {
+			t.Errorf("%s: went through under the floor:\n%s", line, o.Text())
+		}
+	}
+	for _, rel := range []string{".ssh/authorized_keys", ".ssh/id_rsa", ".aws/credentials"} {
+		if b, _ := os.ReadFile(filepath.Join(h.home, rel)); !strings.HasPrefix(string(b), canary) {
+			t.Errorf("%s changed: %q", rel, b)
+		}
+	}
+}
+
+// Ordinary work goes on under the floor, in the home directory too.
+func TestFloorLetsOrdinaryWorkThrough(t *testing.T) {
+	needFloor(t)
+	h := newCanaryHome(t)
+	sb := h.host(t, true)
+	lines := []string{
+		`echo hi > ~/.newrc && echo again >> ~/.newrc`,         // a new file directly in the home
+		`cat ~/.newrc | grep -q again`,                         // read in the next call
+		`mkdir ~/.cache && echo x > ~/.cache/f`,                // mkdir ~/.cache, a file in it
+		`cat ~/.cache/f && rm ~/.cache/f && rm -rf ~/.cache/*`, // the next call reads and removes it
+		`echo more >> ~/.bashrc && cp ~/.bashrc ~/.bashrc.bak`, // an existing dotfile
+		`echo 's' > f && sed -i 's/s/S/' f && rm f`,            // sed -i in the folder
+		`ls -a ~ | grep -q .bashrc && ls ~/.config`,            // listing the home
+		`echo t > $TMPDIR/f && cat $TMPDIR/f`,                  // the scratch directory, under the data directory
+		`echo w > out.txt && cat out.txt && rm out.txt`,        // the folder
+		`echo tmp > /tmp/nodwyn-floor-test-$$ && rm /tmp/nodwyn-floor-test-$$`,
+		`rm ~/.newrc`,
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		lines = append(lines,
+			`git init -q . && git config user.email a@b.c && git config user.name A`,
+			`echo x > f && git add f && git commit -qm one && git log --oneline | grep -q one`)
+	}
+	for _, l := range lines {
+		if o := h.run(t, sb, l); o.ExitCode != 0 {
+			t.Errorf("%s: refused under the floor:\n%s", l, o.Text())
+		}
+	}
+}
+
+// A command that creates an entry beside a denied directory and then fails
+// to read it is told why, and the next command can.
+func TestFloorSaysWhatANewEntryBesideADeniedOneCannotDoYet(t *testing.T) {
+	needFloor(t)
+	h := newCanaryHome(t)
+	sb := h.host(t, true)
+	o := h.run(t, sb, `echo x > ~/solution.sh && cat ~/solution.sh`)
+	if o.ExitCode == 0 || !strings.Contains(o.Trailer, "kernel floor") || !strings.Contains(o.Trailer, filepath.Join(h.home, "solution.sh")) {
+		t.Fatalf("no note on the new entry:\n%s", o.Text())
+	}
+	if o := h.run(t, sb, `cat ~/solution.sh`); o.ExitCode != 0 || strings.Contains(o.Trailer, "kernel floor") {
+		t.Fatalf("the next call should read it:\n%s", o.Text())
+	}
+}
+
+// nodwyn itself is never restricted: after a command under the floor it
+// still reads its own files.
+func TestFloorLeavesNodwynUnrestricted(t *testing.T) {
+	needFloor(t)
+	h := newCanaryHome(t)
+	sb := h.host(t, true)
+	for range 20 {
+		if o := h.run(t, sb, `true`); o.ExitCode != 0 {
+			t.Fatal(o.Text())
+		}
+	}
+	for _, rel := range []string{".ssh/id_rsa", ".local/share/nodwyn/journal/key"} {
+		if _, err := os.ReadFile(filepath.Join(h.home, rel)); err != nil {
+			t.Errorf("nodwyn cannot read %s after commands under the floor: %v", rel, err)
+		}
+	}
+}
+
+// What the floor cannot allow, by Landlock's design: a grant on a directory
+// holds beneath it, so the home directory (an ancestor of ~/.ssh) cannot be
+// given the right to read what is made in it during a command without
+// giving ~/.ssh the same. A file opened read-write as it is made there (a
+// lock file, mkstemp) fails, a directory directly in it cannot be removed,
+// and the command is told so. These tests pin the limits docs/sandbox.md
+// states; lifting one is a change to the docs.
+func TestFloorLimitsAreSaid(t *testing.T) {
+	needFloor(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	h := newCanaryHome(t)
+	sb := h.host(t, true)
+	o := h.run(t, sb, `git config --global user.email a@b.c`)
+	if o.ExitCode == 0 {
+		t.Fatalf("git config --global went through: the floor's limits in docs/sandbox.md are out of date:\n%s", o.Text())
+	}
+	if !strings.Contains(o.Trailer, ".gitconfig.lock") || !strings.Contains(o.Trailer, "empty") {
+		t.Errorf("the note does not name the lock file left behind:\n%s", o.Text())
+	}
+	if o := h.run(t, sb, `rm ~/.gitconfig.lock && git -c user.email=a@b.c config --file ~/.cache-gitconfig user.name A; true`); o.ExitCode != 0 {
+		t.Errorf("removing what was left: %s", o.Text())
+	}
+	h.run(t, sb, `mkdir ~/build`)
+	if o := h.run(t, sb, `rm -rf ~/build`); o.ExitCode == 0 {
+		t.Errorf("a directory directly in the home was removed: the limits are out of date")
+	}
+}
