@@ -112,6 +112,16 @@ func (an *analyzer) runScript(text string, pos []string, here bool) string {
 	return an.sub(run)
 }
 
+// hasProse reports whether any of words is prose (markProse).
+func (an *analyzer) hasProse(words []*syntax.Word) bool {
+	for _, w := range words {
+		if an.prose[w] {
+			return true
+		}
+	}
+	return false
+}
+
 func (an *analyzer) call(c *syntax.CallExpr, stdin string) string {
 	if len(c.Args) == 0 {
 		for _, as := range c.Assigns {
@@ -130,7 +140,20 @@ func (an *analyzer) call(c *syntax.CallExpr, stdin string) string {
 			an.assign(as, false)
 		}
 	}
-	argv := an.fields(c.Args)
+	var argv []string
+	var prose []bool
+	if an.hasProse(c.Args) {
+		for _, w := range c.Args {
+			fs := an.fields([]*syntax.Word{w})
+			argv = append(argv, fs...)
+			for range fs {
+				prose = append(prose, an.prose[w])
+			}
+		}
+	} else {
+		argv = an.fields(c.Args)
+	}
+	an.proseArgs = prose
 	out := an.exec(argv, stdin)
 	an.vars = saved
 	return out
@@ -201,10 +224,17 @@ func isInterpreter(base string) bool {
 // output as far as the analysis knows it.
 func (an *analyzer) exec(argv []string, stdin string) string {
 	an.tick()
+	prose := an.proseArgs
+	an.proseArgs = nil
 	if len(argv) == 0 {
 		return ""
 	}
-	for _, w := range argv {
+	allProse := len(argv) > 1 && len(prose) == len(argv)
+	for i, w := range argv {
+		if i < len(prose) && prose[i] {
+			continue // prose no command opens (markProse)
+		}
+		allProse = allProse && i == 0
 		an.judge(w, roleMention)
 	}
 	prog := argv[0]
@@ -446,6 +476,11 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 			i++
 		}
 		return strings.Join(args[i:], " ") + "\n"
+	case base == "printf" && allProse:
+		if args[0] == "--" {
+			args = args[1:]
+		}
+		return an.format(args[0], args[1:]) // prose, into a file
 	case base == "printf":
 		return an.printf(args)
 	case base == "cat" || base == "tac" || base == "sort" || base == "uniq" || base == "head" || base == "tail" || base == "tee":

@@ -75,6 +75,12 @@ type analyzer struct {
 	vfiles    map[string]string // files the line writes, with what it writes
 	// denyOnly > 0 while walking a script file: only refusals count.
 	denyOnly int
+	// With the kernel floor: the line's prose words (see markProse), the
+	// line without them (what is scanned for denied names), and which of
+	// the next command's arguments are prose.
+	prose     map[*syntax.Word]bool
+	scanLine  string
+	proseArgs []bool
 
 	best      Decision
 	uncertain bool // something on the line could not be followed
@@ -98,6 +104,7 @@ func newAnalyzer(t *ArgvTrigger, line string, deadline time.Time) *analyzer {
 		cwd: cwd, cwdOK: true, aliases: map[string]string{},
 		visited: map[*syntax.Stmt]bool{}, inFunc: map[string]int{},
 		lstats: t.baseLstats(), vfiles: map[string]string{},
+		prose: map[*syntax.Word]bool{}, scanLine: line,
 	}
 }
 
@@ -129,9 +136,13 @@ func (an *analyzer) run() (res *argvResult) {
 		}
 	}()
 	// Every literal path on the line is judged against the denylist, in
-	// comments and quoted text too: naming a denied directory is enough.
-	an.scanText(an.line, false)
+	// comments and quoted text too: naming a denied directory is enough
+	// (with the kernel floor, outside prose no command opens).
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(an.line), "")
+	if err == nil && an.t.KernelFloor {
+		an.scanLine = an.markProse(f)
+	}
+	an.scanText(an.scanLine, false)
 	if err != nil {
 		if an.best.Verdict == Refuse {
 			return an.result()
@@ -164,7 +175,7 @@ func (an *analyzer) result() *argvResult {
 			"the line builds a path in %s from a value nodwyn cannot know before it runs, and that directory holds what nodwyn keeps off limits, so it was refused and nothing of it ran; write the path out plainly", an.nearDenied)}
 	}
 	if d.Verdict < Refuse && (an.uncertain || an.built) {
-		if m := an.t.mentionsDenied(an.line); m != "" {
+		if m := an.t.mentionsDenied(an.scanLine); m != "" {
 			d = Decision{Verdict: Refuse, Reason: fmt.Sprintf(
 				"the line builds a path or a command nodwyn cannot follow before it runs, and it mentions %s, so it was refused and nothing of it ran; write the paths out plainly", m)}
 		} else if an.built && d.Verdict < SecurityConfirm && !an.t.Sandbox {

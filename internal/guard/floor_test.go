@@ -92,3 +92,56 @@ func TestFloorKeepsRefusingWhatALineNames(t *testing.T) {
 	checkFloorCases(t, e, true, cases)
 	checkFloorCases(t, e, false, cases)
 }
+
+// TestFloorLetsProseNameADeniedDirectory: with the floor on, in both
+// modes, a quoted sentence echoed or printf'd into a file and a commit
+// message may name a denied directory; nothing opens it.
+func TestFloorLetsProseNameADeniedDirectory(t *testing.T) {
+	e := newTestEnv(t)
+	var cases []floorCase
+	for _, l := range []string{
+		`echo 'Keys live in ~/.ssh; never commit them.' >> SECURITY.md`,
+		`echo -e "Never commit ~/.kube/config\nor {{CONFIG}}/config.toml." > NOTES.md`,
+		`printf '%s\n' 'Keys live in ~/.ssh; never commit them.' >> SECURITY.md`,
+		`git commit -m "docs: never store ~/.aws/credentials"`,
+		`git commit -am 'docs: never store ~/.aws/credentials'`,
+		`git add SECURITY.md && git commit -q --message 'say where keys live (~/.ssh)'`,
+		`git tag -a v1 -m 'keys stay in ~/.ssh, see docs'`,
+		`echo 'Keys live in ~/.ssh' > notes.txt && git add notes.txt && git commit -m 'note on ~/.ssh'`,
+	} {
+		cases = append(cases, floorCase{l, Refuse, Allow})
+	}
+	checkFloorCases(t, e, true, cases)
+	checkFloorCases(t, e, false, cases)
+}
+
+// TestFloorProseNearMisses: what is not prose, or what a command on the
+// line opens, stays refused with the floor on, in both modes.
+func TestFloorProseNearMisses(t *testing.T) {
+	e := newTestEnv(t)
+	var cases []floorCase
+	for _, l := range []string{
+		`cat '~/.ssh/id_rsa'`,
+		`echo 'Keys live in ~/.ssh; never commit them.'`,
+		`echo 'Keys live in ~/.ssh' | xargs cat`,
+		`echo "Keys live in $HOME/.ssh; never commit them." >> SECURITY.md`,
+		`echo '~/.ssh/id_rsa' > list.txt`,
+		`echo '{{HOME}}/.ssh/id_rsa and more' > list.txt; xargs cat < list.txt`,
+		`echo 'cat {{HOME}}/.ssh/id_rsa now' > s.sh; bash s.sh`,
+		`echo 'note: ~/.ssh holds keys' >> ~/.ssh/config`,
+		`echo '{{HOME}}/.ssh/id_rsa and more' > >(xargs cat)`,
+		`echo 'Keys live in ~/.ssh' > f >&2`,
+		`echo 'Keys live in ~/.ssh' > /dev/stderr`,
+		"alias echo=cat↵echo '{{HOME}}/.ssh/id_rsa and more' > f",
+		`printf 'Keys live in %s\n' '~/.ssh' >> SECURITY.md`,
+		`printf -v p '%s' 'Keys in ~/.ssh here' > f`,
+		`git commit -F ~/.ssh/id_rsa`,
+		`git commit -m "$(cat ~/.ssh/id_rsa)"`,
+		`git commit -m 'see ~/.ssh' ~/.ssh/id_rsa`,
+		`cp -r ~/.ssh x; echo 'backed up ~/.ssh' > log.txt`,
+	} {
+		cases = append(cases, floorCase{l, Refuse, Refuse})
+	}
+	checkFloorCases(t, e, true, cases)
+	checkFloorCases(t, e, false, cases)
+}
