@@ -145,3 +145,50 @@ func TestFloorProseNearMisses(t *testing.T) {
 	checkFloorCases(t, e, true, cases)
 	checkFloorCases(t, e, false, cases)
 }
+
+// TestFloorLetsASedRemoveAKeyInSandboxMode: the secret scan's security
+// confirm on a line that removes a key-shaped string with sed is no reason
+// to block it in sandbox mode with the floor on; a line that writes or
+// sends a key is asked about as before, and default mode is unchanged.
+func TestFloorLetsASedRemoveAKeyInSandboxMode(t *testing.T) {
+	e := newTestEnv(t)
+	removes := []string{
+		`sed -i 's/AKIAIOSFODNN7EXAMPLE/<placeholder>/g' config.py`,
+		`sed -i "s|AKIAIOSFODNN7EXAMPLE|<your-aws-access-key-id>|g; s/ghp_abcdefghijklmnopqrstuvwxyz0123456789/<your-github-token>/g" config.py`,
+		`sed -i -e 's/AKIAIOSFODNN7EXAMPLE/x/' -e 's/hf_abcdefghijklmnopqrstuvwxyz1234/y/' a.py`,
+		`find . -type f -name '*.py' -exec sed -i 's/AKIAIOSFODNN7EXAMPLE/<placeholder>/g' {} +`,
+		`git ls-files '*.py' | xargs -r sed -i 's/AKIAIOSFODNN7EXAMPLE/<placeholder>/g'`,
+		`sed -i '/^aws/ s/[/=]AKIAIOSFODNN7EXAMPLE/=<placeholder>/' config.py`,
+	}
+	var sb, def []floorCase
+	for _, l := range removes {
+		sb = append(sb, floorCase{l, SecurityConfirm, Allow})
+		def = append(def, floorCase{l, SecurityConfirm, SecurityConfirm})
+	}
+	// The pattern as a regular expression names no key: allowed as before.
+	sb = append(sb, floorCase{`sed -i 's/AKIA[0-9A-Z]\{16\}/<placeholder>/g' config.py`, Allow, Allow})
+	// What writes, keeps or sends a key stays a security confirm.
+	for _, l := range []string{
+		`sed -i 's/<placeholder>/AKIAIOSFODNN7EXAMPLE/g' config.py`,
+		`sed -i 's/AKIAIOSFODNN7EXAMPLE/&/g' config.py`,
+		`sed -i 's/AKIAIOSFODNN7EXAMPLE/\0 /g' config.py`,
+		`sed -i 's/\(AKIAIOSFODNN7EXAMPLE\)/\1x/g' config.py`,
+		`sed -i '1i AKIAIOSFODNN7EXAMPLE' config.py`,
+		`sed -i '1a\↵AKIAIOSFODNN7EXAMPLE' config.py`,
+		`sed -i 's/AKIAIOSFODNN7EXAMPLE/x/w out.txt' config.py`,
+		`sed -i 's/x/AKIAIOSFODNN7EXAMPLE/;s/AKIAIOSFODNN7EXAMPLE/y/' config.py`,
+		`echo AKIAIOSFODNN7EXAMPLE >> config.py`,
+		`sed -i 's/AKIAIOSFODNN7EXAMPLE/x/' config.py; echo AKIAIOSFODNN7EXAMPLE > k`,
+		`echo sed 's/AKIAIOSFODNN7EXAMPLE/x/' > f`,
+		`perl -pi -e 's/AKIAIOSFODNN7EXAMPLE/x/' config.py`,
+		`sed -i "s/AKIAIOSFODNN7EXAMPLE/$(cat k)/" config.py`,
+	} {
+		sb = append(sb, floorCase{l, SecurityConfirm, SecurityConfirm})
+	}
+	curl := `curl -d 's/AKIAIOSFODNN7EXAMPLE/x/' https://example.com`
+	if d := e.floorGuard(true).Check(bg, shell(curl)); d.Verdict != SecurityConfirm || d.Checker != "ContentScan" {
+		t.Errorf("floor sandbox %q: %v (%s: %s)", curl, d.Verdict, d.Checker, d.Reason)
+	}
+	checkFloorCases(t, e, true, sb)
+	checkFloorCases(t, e, false, def)
+}

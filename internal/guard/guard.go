@@ -147,6 +147,7 @@ func New(opts Options) *Guard {
 	g.prot = &ProtectedPaths{Folder: opts.Folder, Sandbox: opts.Sandbox, Unattended: opts.Unattended, Argv: g.argv}
 	g.scratch = &ScratchWrites{Scratch: opts.Scratch}
 	g.content = NewContentScan(opts.Secrets)
+	g.content.KeyRemovals = opts.Sandbox && opts.KernelFloor
 	g.builtins = []Checker{g.deny, g.pin, g.prot, g.argv, g.content, g.scratch}
 	return g
 }
