@@ -2028,6 +2028,29 @@ func credentialPrinter(base string, args []string) string {
 				return "the secret keys in ~/.gnupg"
 			}
 		}
+	// Credential daemons: the kernel floor's file rules do not cover a
+	// running agent, which hands out what it holds to whoever asks on
+	// its socket.
+	case "ssh-add":
+		return "the keys the running ssh-agent holds"
+	case "gpg-connect-agent":
+		return "the secret keys the running gpg-agent holds"
+	case "git":
+		if seq("credential", "fill") {
+			return "the passwords and tokens git's credential helper keeps"
+		}
+	case "secret-tool":
+		if seq("lookup") || seq("search") {
+			return "the secrets the desktop keyring holds"
+		}
+	case "security":
+		if (seq("find-generic-password") || seq("find-internet-password")) && hasAny(args, "-w", "-g") {
+			return "the passwords the keychain holds"
+		}
+	case "keyctl":
+		if seq("print") || seq("read") || seq("pipe") {
+			return "the secrets the kernel keyring holds"
+		}
 	case "aws":
 		if seq("configure", "get") || seq("configure", "export-credentials") {
 			return "the keys in ~/.aws"

@@ -192,3 +192,34 @@ func TestFloorLetsASedRemoveAKeyInSandboxMode(t *testing.T) {
 	checkFloorCases(t, e, true, sb)
 	checkFloorCases(t, e, false, def)
 }
+
+// TestCredentialDaemonsAreRefusedWithTheFloor: the floor's file rules do
+// not cover a running agent that hands out what it holds on its socket,
+// so a line that asks one stays refused in every mode, floor or not.
+func TestCredentialDaemonsAreRefusedWithTheFloor(t *testing.T) {
+	e := newTestEnv(t)
+	var cases []floorCase
+	for _, l := range []string{
+		`gpg --export-secret-keys --armor`,
+		`gpg --export-secret-subkeys KEYID > k.asc`,
+		`gpg --export-ssh-key KEYID`,
+		`ssh-add -L`,
+		`ssh-add -l`,
+		`SSH_AUTH_SOCK=$(ls /tmp/ssh-*/agent.* | head -1) ssh-add -L`,
+		`gpg-connect-agent 'keyinfo --list' /bye`,
+		`printf 'protocol=https\nhost=github.com\n\n' | git credential fill`,
+		`secret-tool lookup service github`,
+		`security find-generic-password -s github -w`,
+		`keyctl print %user:token`,
+	} {
+		cases = append(cases, floorCase{l, Refuse, Refuse})
+	}
+	checkFloorCases(t, e, true, cases)
+	checkFloorCases(t, e, false, cases)
+	// What only asks about the helper, not for its secrets, goes on.
+	for _, l := range []string{`git config credential.helper`, `gpg --list-keys`, `ssh-keygen -t ed25519 -f ./deploy_key -N ''`} {
+		if d := e.floorGuard(true).Check(bg, shell(l)); d.Verdict == Refuse {
+			t.Errorf("floor sandbox %q: %v (%s)", l, d.Verdict, d.Reason)
+		}
+	}
+}
