@@ -37,7 +37,8 @@ import (
 // that mentions the home directory or a denied name, is refused.
 //
 // With Sandbox a path is outside only in the denylist's directories, and
-// the denylist's file names are not judged on a command line.
+// the denylist's file names are not judged on a command line. With
+// KernelFloor see the package's known limits.
 type ArgvTrigger struct {
 	Folder, Scratch, Home string
 	Tmp                   bool // /tmp is inside (a lean session nobody approves)

@@ -33,6 +33,31 @@
 // directory's credential directories are denied, not other users'.
 // The denied directories are matched without regard to letter case (a
 // case-insensitive file system, nocaseglob); other paths byte for byte.
+//
+// With the kernel floor (Options.KernelFloor, set by the session only when
+// Landlock really denies the denylist's directories to every command the
+// run starts; Landlock's ptrace rule also keeps a command from reading the
+// /proc/<pid>/environ or mem of a process outside its own domain, nodwyn
+// included) what the analysis merely cannot follow is the kernel's to
+// refuse. In sandbox mode a line that builds a path or a command from a
+// value the analysis cannot know, or whose code mentions /proc and environ
+// together, is no longer refused for that (testdata/exfil.txt tags those
+// lines "floor:"), and the content scan does not ask about a sed s command
+// that removes a key (the key in its pattern, not in its replacement). In
+// both modes a denied directory named only in prose no command opens (a
+// quoted sentence without expansions echoed or printf'd into a file, git
+// commit's or git tag's -m) is no reason to refuse. What a line names as a
+// path a command opens, copies or searches (a denied directory, and
+// /proc/*/environ even with a pid it cannot know) is refused in every mode,
+// so that the model is told why before anything runs; an analysis that
+// fails or times out is judged as without the floor. The floor's file
+// rules do not reach what a running agent hands out on its socket: asking
+// gpg-agent (gpg --export-secret-keys, gpg-connect-agent), ssh-agent
+// (ssh-add), git's credential helper (git credential fill), the desktop
+// keyring (secret-tool lookup), the macOS keychain (security
+// find-*-password -w) or the kernel keyring (keyctl print) is refused in
+// every mode, floor or not; other clients of such daemons are not known to
+// the guard.
 package guard
 
 import (
