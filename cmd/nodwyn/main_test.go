@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nodwyn/nodwyn/internal/sandbox"
 	"io"
 	"net/http"
 	"os"
@@ -50,6 +51,9 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "landlock": // the kernel floor can be on here
+				_, err := sandbox.LandlockABI()
+				return err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

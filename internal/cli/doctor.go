@@ -13,7 +13,9 @@ import (
 	"strings"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/journal"
+	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
@@ -41,6 +43,12 @@ changes nothing (except that it reads the trust record):
                      signs the self-checks (nodwyn journal verify)
   sandbox            how commands run (the execution seam) and what that
                      contains
+  kernel floor       whether Landlock denies the credential directories to
+                     every command (the ABI, the paths), or why not
+  key in /proc       whether a secret-looking variable is still in
+                     /proc/PID/environ, where the programs nodwyn runs could
+                     read it
+  CA roots           where the TLS roots for an https:// endpoint come from
 
 Flags of 'nodwyn run' (--provider, --model …) are not applied: doctor shows
 what the files and the environment choose.`
@@ -127,6 +135,13 @@ func (c *DoctorCmd) Run(e *env) error {
 	}
 
 	fmt.Fprintln(w, "sandbox: "+sandboxLine(cfg, folder))
+	fmt.Fprintln(w, "kernel floor: "+floorLine(e, home, dirs, folder))
+	if name := secretInProc(); name != "" {
+		bad("key in /proc: %s is in /proc/%d/environ, which the programs nodwyn runs can read (the re-exec that moves secrets out of the environment failed)", name, os.Getpid())
+	} else {
+		fmt.Fprintf(w, "key in /proc: no secret-looking variable in /proc/%d/environ (nodwyn moves them out of its environment as it starts)\n", os.Getpid())
+	}
+	fmt.Fprintln(w, "CA roots: "+caRootsLine(e.getenv))
 	if problems > 0 {
 		return &exitError{code: ExitFailed}
 	}
@@ -156,6 +171,61 @@ func sandboxLine(cfg *config.Config, folder string) string {
 		from = "the default"
 	}
 	return sandbox.CapsOf(sandbox.Mode(seam.Mode)).String() + " from " + from + extra + "; not sandbox mode, which only nodwyn run --sandbox container sets"
+}
+
+// floorLine is the kernel floor a run in folder would have: on, with the
+// Landlock ABI and what it denies, or off and why.
+func floorLine(e *env, home string, dirs config.Dirs, folder string) string {
+	d := guard.NewPathDenylist(guard.Options{Folder: folder, Home: home, ConfigDir: dirs.Config, DataDir: dirs.Data,
+		CredentialsDir: e.getenv("CREDENTIALS_DIRECTORY")})
+	f, err := sandbox.NewFloor(d.Dirs, nil)
+	if err != nil {
+		return "off (" + err.Error() + "); a run says so in its first line, and the guard alone stands between commands and the credential directories"
+	}
+	var there []string
+	for _, p := range f.Denied() {
+		if _, err := os.Lstat(p); err == nil {
+			there = append(there, p)
+		}
+	}
+	s := f.String() + "; --no-kernel-floor turns it off for one run"
+	if len(there) > 0 {
+		s += "\n  denied now (they exist): " + strings.Join(there, ", ")
+	}
+	return s
+}
+
+// secretInProc is the name of a secret-looking variable in this process's
+// /proc/PID/environ (what a child could read), or "".
+func secretInProc() string {
+	b, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		return ""
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if name, _, ok := strings.Cut(kv, "="); ok && prim.SecretName(name) {
+			return name
+		}
+	}
+	return ""
+}
+
+// caRootsLine says where the TLS roots come from, as Go's crypto/x509 looks
+// for them on Linux.
+func caRootsLine(getenv func(string) string) string {
+	if f := getenv("SSL_CERT_FILE"); f != "" {
+		return f + " (SSL_CERT_FILE)"
+	}
+	if d := getenv("SSL_CERT_DIR"); d != "" {
+		return d + " (SSL_CERT_DIR)"
+	}
+	for _, f := range []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem",
+		"/etc/pki/tls/cacert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/cert.pem"} {
+		if fi, err := os.Stat(f); err == nil && fi.Size() > 0 {
+			return f + " (the system's)"
+		}
+	}
+	return "none found: an https:// endpoint will fail to verify (set SSL_CERT_FILE)"
 }
 
 // printSettings prints each key that is set, its value and its origin.

@@ -126,6 +126,9 @@ func (r *renderer) event(ev store.Event) {
 	switch ev.Type {
 	case "run.start":
 		r.line("nodwyn: session %v in %v (profile %v%s)", d["session"], d["folder"], d["profile"], modeText(d))
+		if f, _ := d["kernel_floor"].(string); f != "" {
+			r.line("nodwyn: kernel floor: %s", f)
+		}
 	case "model.request":
 		r.steps++
 		r.statusLine("step %d: waiting for the model", r.steps)

@@ -43,6 +43,8 @@ type RunCmd struct {
 	TrustProject    bool          `name:"trust-project" help:"Load the project's .nodwyn/ files for this run even though they are not trusted (see 'nodwyn trust'). Only this flag says so: config and Scheme cannot."`
 	Contract        string        `type:"existingfile" help:"The contract: [[check]] tables (name, command) that self-check runs, and an optional [sandbox] table (default: .nodwyn/contract.toml in the folder). A harness's own file, outside the folder; its [sandbox] mode wins over config.toml's and the profile's."`
 
+	NoKernelFloor bool `name:"no-kernel-floor" help:"Run this run's commands without the kernel floor (Landlock denying ~/.ssh, ~/.aws, nodwyn's own directories … to every command nodwyn runs). Only this flag turns it off; the run says so."`
+
 	absFolder string
 }
 
@@ -77,6 +79,14 @@ are properties of a run, given here only.
 different thing: each command runs in a fresh copy of the folder, what it writes is
 discarded, and the tools self-check and run-tests are offered. It contains test
 pollution; it is not a security boundary (see docs/sandbox.md).
+
+The kernel floor: every command nodwyn runs (shell-exec, shell-start, self-check,
+run-tests, git) runs under a Landlock ruleset that denies the credential
+directories the guard protects (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gcloud,
+~/.azure, ~/.kube, nodwyn's configuration and data, $CREDENTIALS_DIRECTORY), so
+a program cannot read them however it builds the name. The run's first line says
+whether it is on; where the kernel cannot hold it the line says why, and
+--no-kernel-floor turns it off for one run. 'nodwyn doctor' shows it too.
 
 The session's log is written as the run goes to $XDG_DATA_HOME/nodwyn/sessions/ID/;
 'nodwyn log ID' renders it and 'nodwyn run --resume ID' continues it.`
@@ -298,6 +308,7 @@ func (r *RunCmd) Run(e *env) error {
 
 		ConfigSeam: cfg.Sandbox, ConfigSeamFrom: cfg.Origin["sandbox.mode"], ConfigNotes: cfg.Notes,
 		Contract: contract, ContractGiven: contractGiven,
+		NoKernelFloor: r.NoKernelFloor,
 	}
 	if !o.unattended && !o.noConfirm {
 		opts.Confirm = terminalConfirm(e, rend)

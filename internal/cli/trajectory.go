@@ -113,6 +113,12 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 	switch ev.Type {
 	case "run.start":
 		tw.t.SessionID, _ = d["session"].(string)
+		if f, _ := d["kernel_floor"].(string); f != "" {
+			if tw.t.Extra == nil {
+				tw.t.Extra = map[string]any{}
+			}
+			tw.t.Extra["kernel_floor"] = f
+		}
 	case "message":
 		text, _ := d["text"].(string)
 		tw.add(atifStep{Timestamp: ts, Source: "user", Message: text})

@@ -161,12 +161,19 @@ func (t *Tools) GitStatus(parent context.Context) (map[string]string, error) {
 	}
 	ctx, cancel := context.WithTimeout(parent, gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, t.git, "-c", "core.quotepath=off", "status", "--porcelain", "-z", "--untracked-files=all")
+	// nodwyn's own call, in a folder the model writes: no fsmonitor (a
+	// command .git/config could name), and under the kernel floor like the
+	// model's commands, since a filter driver the model configured may run.
+	cmd := exec.CommandContext(ctx, t.git, "-c", "core.quotepath=off", "-c", "core.fsmonitor=false", "status", "--porcelain", "-z", "--untracked-files=all")
 	cmd.Dir = t.opts.Folder
 	cmd.Env = gitEnv(t.env)
 	out := &limitedBuffer{max: maxStatusOutput}
 	cmd.Stdout = out
-	if err := cmd.Run(); err != nil {
+	err := sandbox.StartFloored(t.opts.Floor, cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("git status: %w", context.Cause(ctx))
 		}

@@ -67,6 +67,10 @@ type Options struct {
 	// SelfCheck, with Seam working_copy, offers self-check and run-tests
 	// (selfcheck.go); the session sets it when it is store-backed.
 	SelfCheck *SelfCheck
+	// Floor, when set, is the kernel floor every program the tools start
+	// runs under (shell-exec, shell-start, self-check, run-tests, git):
+	// the session makes it from the guard's denylist (sandbox.NewFloor).
+	Floor *sandbox.Floor
 }
 
 const (
@@ -166,7 +170,7 @@ func New(opts Options) (*Tools, error) {
 	t.env = append(t.env, opts.ExtraEnv...)
 	t.mark = sandbox.NewMark()
 	t.env = setEnv(t.env, sandbox.MarkEnv, t.mark)
-	t.host = sandbox.NewHost(sandbox.HostOptions{Mark: t.mark, Release: opts.Sandbox})
+	t.host = sandbox.NewHost(sandbox.HostOptions{Mark: t.mark, Release: opts.Sandbox, Floor: opts.Floor})
 	t.sb = t.host
 	if opts.Seam == sandbox.ModeWorkingCopy {
 		checkout := opts.Checkout

@@ -94,6 +94,12 @@ type Options struct {
 	Contract       *config.Contract
 	ContractGiven  bool
 	ConfigNotes    []string // what the configuration did not take (config.Config.Notes), logged at run.start
+
+	// NoKernelFloor turns the kernel floor off for this run (nodwyn run
+	// --no-kernel-floor); nothing else can. Without it the session makes
+	// the floor from the guard's denylist, and where the kernel cannot
+	// hold it the run says why (FloorStatus).
+	NoKernelFloor bool
 }
 
 // Outcome is how a run ended.
@@ -159,6 +165,8 @@ type Session struct {
 	checkout  string       // what a working copy copies
 	seamNotes []string     // settings not taken, logged at run.start
 	caps      scheme.Value // (sandbox-caps), made once
+	floor     *sandbox.Floor
+	floorLine string // "on (…)" or "off (why)", said at run.start
 	journal   *journal.Journal
 
 	pendingCalls []provider.ToolCall // the last reply's calls not yet run: their ids go on the tool events
@@ -244,7 +252,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	// leave-running setting, read in loadChain.
 	lean := opts.Profile == "lean" || (opts.Profile == "" && opts.Unattended)
 	home, _ := os.UserHomeDir()
-	s.guard = guard.New(guard.Options{
+	gopts := guard.Options{
 		Folder:         opts.Folder,
 		Scratch:        scratch,
 		Home:           home,
@@ -255,7 +263,10 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		Unattended:     opts.Unattended,
 		Lean:           lean,
 		Secrets:        opts.Secrets,
-	})
+	}
+	s.floor, s.floorLine = makeFloor(gopts, opts.NoKernelFloor)
+	gopts.KernelFloor = s.floor != nil
+	s.guard = guard.New(gopts)
 	s.appr = guard.NewApprovals(s.guard)
 	for _, c := range s.pendingCheckers {
 		s.guard.AddChecker(c)
@@ -272,6 +283,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		popts.Backup = func(abs string, old []byte) error { return st.Backup(id, abs, old) }
 	}
 	popts.Seam, popts.Checkout = s.seam, s.checkout
+	popts.Floor = s.floor
 	if s.seam == sandbox.ModeWorkingCopy && opts.Store != nil && !opts.Dry {
 		sc := &prim.SelfCheck{Record: s.recordValidation}
 		if c := opts.Contract; c != nil {
@@ -333,6 +345,29 @@ func (s *Session) loadChain(parent context.Context) error {
 	s.leaveRunning = scheme.IsTrue(v)
 	return s.resolveSeam(ctx)
 }
+
+// makeFloor is the kernel floor for a session with the guard's options g:
+// the denylist's directories denied, its exception (the scratch directory)
+// kept; nil and "off (why)" when off says so or the kernel cannot hold it.
+func makeFloor(g guard.Options, off bool) (*sandbox.Floor, string) {
+	if off {
+		return nil, "off (--no-kernel-floor, for this run only)"
+	}
+	d := guard.NewPathDenylist(g)
+	var except []string
+	if d.Except != "" {
+		except = []string{d.Except}
+	}
+	f, err := sandbox.NewFloor(d.Dirs, except)
+	if err != nil {
+		return nil, "off (" + err.Error() + ")"
+	}
+	return f, f.String()
+}
+
+// FloorStatus says whether the kernel floor is on for this session:
+// "on (Landlock ABI 7, 9 paths denied)" or "off (why)".
+func (s *Session) FloorStatus() string { return s.floorLine }
 
 // withDeadline is ctx with the run's deadline, if it has one.
 func (s *Session) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -455,8 +490,9 @@ func (s *Session) Run(ctx context.Context) Outcome {
 		"session": s.ID, "folder": s.opts.Folder, "profile": profile,
 		"sandbox": s.opts.Sandbox, "unattended": s.opts.Unattended, "yolo": s.opts.Yolo,
 		"model": s.opts.ModelName, "resumed": s.opts.ResumeID != "", "scratch": s.scratch,
-		"instruction": s.redact(s.opts.Instruction),
-		"exec":        s.tools.Sandbox().Capabilities().String(),
+		"instruction":  s.redact(s.opts.Instruction),
+		"exec":         s.tools.Sandbox().Capabilities().String(),
+		"kernel_floor": s.floorLine,
 	})
 	for _, n := range s.seamNotes {
 		s.Note(n)
