@@ -23,8 +23,18 @@ func FuzzArgvAnalysis(f *testing.F) {
 	def := New(o)
 	o.Sandbox = true
 	sb := New(o)
+	o.KernelFloor = true
+	sbFloor := New(o)
+	o.Sandbox = false
+	defFloor := New(o)
+	for _, s := range []string{"echo 'a ~/.ssh b' > f", "git commit -m 'x ~/.aws y'", "sed -i 's/[[:x/y/' f", "sed -i 's/AKIAIOSFODNN7EXAMPLE/x/;1!{/a/s/b/c/}' f"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, line string) {
-		for _, g := range []*Guard{def, sb} {
+		if d := sbFloor.content.Check(bg, Request{Tool: "shell-exec", Args: map[string]any{"command": line}}); d.Verdict != Allow && d.Verdict != SecurityConfirm {
+			t.Fatalf("the content scan of %q gave %v", line, d.Verdict)
+		}
+		for _, g := range []*Guard{def, sb, defFloor, sbFloor} {
 			start := time.Now()
 			d := g.argv.Judge(line)
 			// The bound is enforced by a timer; the slack covers a

@@ -96,3 +96,19 @@ func TestExfiltrationSuiteWithTheKernelFloor(t *testing.T) {
 		t.Error("exfil.txt tags no line floor:")
 	}
 }
+
+// TestLegitimateWorkWithTheKernelFloor: the floor only takes refusals and
+// questions away; every line of legit.txt is judged as without it.
+func TestLegitimateWorkWithTheKernelFloor(t *testing.T) {
+	e := newTestEnv(t)
+	for _, sandbox := range []bool{false, true} {
+		plain, floor := e.guard(sandbox), e.floorGuard(sandbox)
+		for _, l := range readSuite(t, "legit.txt") {
+			line := e.expand(l.Line)
+			want, got := plain.Check(bg, shell(line)), floor.Check(bg, shell(line))
+			if got.Verdict != want.Verdict {
+				t.Errorf("sandbox=%v legit.txt:%d %q: %v with the floor (%s: %s), %v without", sandbox, l.No, l.Line, got.Verdict, got.Checker, got.Reason, want.Verdict)
+			}
+		}
+	}
+}
