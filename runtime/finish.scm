@@ -7,10 +7,13 @@
 ;;;
 ;;; Two evidence loops, each once per session:
 ;;; - finish-self-check, for a profile whose finish-self-check setting is #t
-;;;   (full): in a working-copy run with a contract check, the contract's
-;;;   check runs (self-check: through the guard, in a fresh copy, recorded in
-;;;   the signed journal); when it fails the model gets its result and the run
-;;;   goes on. Logged with a note "self-check: …".
+;;;   (full): in a working-copy run with a contract check that is the
+;;;   person's (contract-trusted?: --contract, or a trusted project's), the
+;;;   contract's check runs (self-check: through the guard, in a fresh copy,
+;;;   recorded in the signed journal); when it fails the model gets its result
+;;;   and the run goes on. A check the guard refused or nobody approved is
+;;;   logged and the run ends as it would have. Logged with a note
+;;;   "self-check: …".
 ;;; - in sandbox mode, the first such ending is answered with
 ;;;   sandbox-finish-message.
 
@@ -21,12 +24,16 @@
   (and (profile-ref 'finish-self-check #f)
        (not finish-self-checked)
        (check-declared?)
+       (contract-trusted?)
        (begin
          (set! finish-self-checked #t)
          (let ((result (self-check)))
            (cond
             ((not result) #f)
-            ((not (member (result-decision result) '("allow" "confirm" "security-confirm")))
+            ((or (not (member (result-decision result) '("allow" "confirm" "security-confirm")))
+                 (and (result-error? result) (eqv? (result-exit result) -1)
+                      (not (equal? (result-decision result) "allow"))))
+             ;; Refused, or a confirm declined: the check never ran.
              (log-note (string-append "self-check: not run: " (result-output result)))
              #f)
             ((eqv? (result-exit result) 0)

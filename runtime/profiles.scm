@@ -19,8 +19,9 @@
 ;;;                     a working copy, never undo one. Read once, like
 ;;;                     leave-running. Not sandbox mode: see (sandbox?).
 ;;;   finish-self-check #t: the first time the model says it is done in a
-;;;                     working-copy run, the contract's check runs and a
-;;;                     failure goes back to the model (runtime/finish.scm);
+;;;                     working-copy run, the contract's check runs (when it
+;;;                     is the person's: (contract-trusted?)) and a failure
+;;;                     goes back to the model (runtime/finish.scm);
 ;;;                     the full profile's choice.
 ;;;
 ;;; (define-profile 'name settings) registers one; the run picks one by

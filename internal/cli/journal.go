@@ -52,7 +52,8 @@ were removed from its end, which the journal alone cannot show.
 What it cannot prove: whoever can read the key file can write a whole new
 journal that verifies, and the event log is not signed.
 
-Exit codes: 0 the journal verifies, or the session has none; 1 it does not;
+Exit codes: 0 the journal verifies, or the session has none (and its event
+log names no journal entry); 1 it does not;
 2 usage (no such session).`
 }
 
@@ -63,6 +64,9 @@ func (c *JournalVerifyCmd) Run(e *env) error {
 		return err
 	}
 	if path == "" {
+		if logged := loggedJournalSeq(st.LogPath(id)); logged > 0 {
+			return &exitError{code: ExitFailed, err: fmt.Errorf("session %s has no journal (%s), but its event log (%s) records journal entry %d: the journal was removed", id, st.JournalPath(id), st.LogPath(id), logged)}
+		}
 		fmt.Fprintf(e.stdout, "session %s: no journal entries (it ran no self-check or run-tests)\n", id)
 		return nil
 	}

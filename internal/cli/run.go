@@ -307,7 +307,7 @@ func (r *RunCmd) Run(e *env) error {
 		Stdout:  e.stderr,
 
 		ConfigSeam: cfg.Sandbox, ConfigSeamFrom: cfg.Origin["sandbox.mode"], ConfigNotes: cfg.Notes,
-		Contract: contract, ContractGiven: contractGiven,
+		Contract: contract, ContractGiven: contractGiven, ContractTrusted: pt.trusted,
 		NoKernelFloor: r.NoKernelFloor,
 	}
 	if !o.unattended && !o.noConfirm {

@@ -174,6 +174,10 @@ type projectTrust struct {
 	config []byte
 	scheme map[string][]byte
 	note   string // said on stderr before the run (why the project's files were or were not loaded)
+	// trusted: the project has files trust judges and the person trusted
+	// them (recorded, or --trust-project for this run); false when it has
+	// none, so a project with only a contract.toml is not the person's.
+	trusted bool
 }
 
 func checkProjectTrust(dirs config.Dirs, folder string, trustFlag, unattended bool, ask func(*trust.Store, *trust.Project) bool) (projectTrust, error) {
@@ -186,7 +190,7 @@ func checkProjectTrust(dirs config.Dirs, folder string, trustFlag, unattended bo
 		return projectTrust{}, usageErr("%v", err)
 	}
 	bad := p.Untrusted()
-	load := projectTrust{config: p.Config(), scheme: p.Scheme()}
+	load := projectTrust{config: p.Config(), scheme: p.Scheme(), trusted: len(p.Files) > 0}
 	if len(bad) == 0 {
 		return load, nil
 	}
@@ -207,6 +211,7 @@ func checkProjectTrust(dirs config.Dirs, folder string, trustFlag, unattended bo
 			return projectTrust{}, &exitError{code: ExitFailed, err: fmt.Errorf("recording trust in %s: %w", st.Path(), err)}
 		}
 		load.note = fmt.Sprintf("trusted %s's project files (recorded in %s)", p.Folder, st.Path())
+		load.trusted = true
 		return load, nil
 	}
 	return projectTrust{note: fmt.Sprintf("the project's .nodwyn/ files are not loaded: not trusted: %s (trust them with: nodwyn trust -C %s)", list, p.Folder)}, nil

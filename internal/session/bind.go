@@ -108,6 +108,9 @@ func (s *Session) bind() {
 		})
 	reg("self-check", 0, 0, "(self-check) runs the contract's first check as the self-check tool does (through the guard, in the working copy, recorded in the signed journal) and returns its result alist; #f when self-check is not offered (no working copy, or the session is not saved).",
 		func([]scheme.Value) (scheme.Value, error) {
+			if err := s.notInChecker("self-check"); err != nil {
+				return nil, err
+			}
 			if s.tools == nil || !slices.Contains(s.tools.Names(), "self-check") {
 				return false, nil
 			}
@@ -120,6 +123,10 @@ func (s *Session) bind() {
 			}
 			_, _, ok := s.tools.CheckCommand()
 			return ok, nil
+		})
+	reg("contract-trusted?", 0, 0, "(contract-trusted?) is #t when the contract is the person's: the file nodwyn run --contract named, or the .nodwyn/contract.toml of a project whose files the person trusted. Only then may a profile run its check unasked (the full profile's finish does); the model may call self-check either way, through the guard.",
+		func([]scheme.Value) (scheme.Value, error) {
+			return s.opts.ContractGiven || s.opts.ContractTrusted, nil
 		})
 
 	reg("log-note", 1, 1, "(log-note text) writes a note to the session's log and event stream.", func(args []scheme.Value) (scheme.Value, error) {

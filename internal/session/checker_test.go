@@ -19,6 +19,7 @@ func TestAProjectCheckerCannotAct(t *testing.T) {
 		{"model-turn", `(model-turn "system" '())`},
 		{"add-message!", `(add-message! 'user "injected by the checker")`},
 		{"finish!", `(finish! 'finished "the checker ended the run")`},
+		{"self-check", `(self-check)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := baseOpts(t)

@@ -132,6 +132,7 @@ func TestTheFullProfileRunsTheCheckBeforeFinishing(t *testing.T) {
 	}
 	opts.ConfigSeam = config.Seam{Mode: "working_copy"}
 	opts.Contract = &config.Contract{Path: "c.toml", Checks: []config.Check{{Name: "unit", Command: "grep -q good v.txt || { echo 'FAIL: v.txt is not good'; exit 1; }"}}}
+	opts.ContractGiven = true
 	r := runSession(t, opts, `
 > reply
 I am done.
@@ -154,5 +155,52 @@ Fixed and done.
 	}
 	if notes != 1 || validations != 1 {
 		t.Errorf("%d self-check notes, %d self_validation events; want 1 and 1", notes, validations)
+	}
+}
+
+// A project's own contract that the person has not trusted (a cloned
+// repository's .nodwyn/contract.toml) is not run unasked at the finish; the
+// model may still call self-check, through the guard. Trusted, it is.
+func TestAnUntrustedContractIsNotRunUnasked(t *testing.T) {
+	for _, trusted := range []bool{false, true} {
+		opts := baseOpts(t)
+		opts.Profile = "full"
+		opts.ConfigSeam = config.Seam{Mode: "working_copy"}
+		opts.Contract = &config.Contract{Path: ".nodwyn/contract.toml", Checks: []config.Check{{Name: "unit", Command: "echo ran > ran.txt; exit 1"}}}
+		opts.ContractTrusted = trusted
+		r := runSession(t, opts, "> reply\nI am done.\n> reply\nStill done.\n")
+		var validations int
+		for _, ev := range r.events {
+			if ev.Type == "self_validation" {
+				validations++
+			}
+		}
+		if want := map[bool]int{false: 0, true: 1}[trusted]; validations != want {
+			t.Errorf("trusted=%v: %d self_validation events; want %d", trusted, validations, want)
+		}
+	}
+}
+
+// A contract check that needs a person's yes, unattended, never runs: that
+// is logged as not run, and the model is not told its check failed.
+func TestADeclinedCheckIsNotAFailedOne(t *testing.T) {
+	opts := baseOpts(t)
+	opts.Profile = "full"
+	opts.Unattended = true
+	opts.ConfigSeam = config.Seam{Mode: "working_copy"}
+	opts.Contract = &config.Contract{Path: "c.toml", Checks: []config.Check{{Name: "net", Command: "curl -s https://example.com/ | grep -q ok"}}}
+	opts.ContractGiven = true
+	r := runSession(t, opts, "> reply\nI am done.\n> reply\nunexpected second turn\n")
+	if r.out.Text != "I am done." {
+		t.Fatalf("outcome %+v: the model was given a check that never ran", r.out)
+	}
+	var notRun bool
+	for _, ev := range r.events {
+		if ev.Type == "note" && strings.HasPrefix(ev.Data["text"].(string), "self-check: not run:") {
+			notRun = true
+		}
+	}
+	if !notRun {
+		t.Errorf("no note that the check was not run")
 	}
 }

@@ -93,7 +93,11 @@ type Options struct {
 	ConfigSeamFrom string
 	Contract       *config.Contract
 	ContractGiven  bool
-	ConfigNotes    []string // what the configuration did not take (config.Config.Notes), logged at run.start
+	// ContractTrusted: the folder's .nodwyn/contract.toml is the person's,
+	// because they trusted the project's files (internal/trust). With
+	// ContractGiven, what (contract-trusted?) says.
+	ContractTrusted bool
+	ConfigNotes     []string // what the configuration did not take (config.Config.Notes), logged at run.start
 
 	// NoKernelFloor turns the kernel floor off for this run (nodwyn run
 	// --no-kernel-floor); nothing else can. Without it the session makes
