@@ -98,9 +98,16 @@ func copyGitEnv(env []string) []string {
 // permission bits (mode & 0777, so the exec bits exactly), not setuid,
 // setgid or sticky. Symbolic links are recreated with the same target text
 // and never followed: their targets are never read or copied, and a listed
-// path under a linked directory is left out. Directories get their source's
-// permission bits plus u+rwx. FIFOs, sockets and devices are never opened,
-// only counted in Skipped. skip, when not nil, is asked for every path
+// path under a linked directory is left out. A link's target is resolved
+// lexically from the link's place in the checkout (the checkout as given and
+// as its real path): a target inside the checkout is the same place in the
+// copy (a relative target is kept as written unless it climbs out on the
+// way, an absolute one, or one that climbs out and back, becomes
+// relative), a target outside it is its absolute path (a relative target
+// that climbs out of the checkout is made absolute, so it reaches what it
+// reached from the checkout). Directories get their source's permission bits
+// plus u+rwx. FIFOs, sockets and devices are never opened, only counted in
+// Skipped. skip, when not nil, is asked for every path
 // (slash-separated, relative to checkout) before it is copied, and a path it
 // is true for is left out (a directory with all it holds).
 //
@@ -136,7 +143,11 @@ func CopyCheckout(ctx context.Context, checkout, base string, env []string, skip
 		return nil, fmt.Errorf("sandbox: the working copy: %w", err)
 	}
 	w := &WorkDir{Path: dst, Checkout: src}
-	c := &copier{ctx: ctx, src: src, dst: dst, w: w, skip: skip, dirs: map[string]bool{".": true}, walked: map[string]bool{}}
+	real, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		real = src
+	}
+	c := &copier{ctx: ctx, src: src, real: real, dst: dst, w: w, skip: skip, dirs: map[string]bool{".": true}, walked: map[string]bool{}}
 	if inGit {
 		err = c.copyListed(listed)
 	} else {
@@ -195,6 +206,7 @@ func gitListing(ctx context.Context, dir string, env []string) (listed []string,
 type copier struct {
 	ctx      context.Context
 	src, dst string
+	real     string // src with its links resolved (src where that failed)
 	w        *WorkDir
 	skip     func(rel string) bool
 	dirs     map[string]bool // source directory (rel) → it is a real directory, made in the copy
@@ -333,7 +345,7 @@ func (c *copier) entry(rel string, mode fs.FileMode) error {
 		if err != nil {
 			return fmt.Errorf("sandbox: copying the link %s: %w", filepath.Join(c.src, rel), err)
 		}
-		if err := os.Symlink(target, filepath.Join(c.dst, rel)); err != nil {
+		if err := os.Symlink(c.linkTarget(rel, target), filepath.Join(c.dst, rel)); err != nil {
 			return fmt.Errorf("sandbox: recreating the link %s in the working copy: %w", rel, err)
 		}
 		c.w.Links++
@@ -341,6 +353,52 @@ func (c *copier) entry(rel string, mode fs.FileMode) error {
 		c.w.Skipped++
 	}
 	return nil
+}
+
+// linkTarget is the target the link rel, whose target text is target, gets
+// in the copy (see CopyCheckout): resolved lexically from the link's place
+// in the checkout, a target inside it is the same place in the copy,
+// relative; one outside it is its absolute path.
+func (c *copier) linkTarget(rel, target string) string {
+	to := filepath.Clean(target)
+	if !filepath.IsAbs(to) {
+		to = filepath.Join(c.src, filepath.Dir(rel), target)
+	}
+	for _, root := range []string{c.src, c.real} {
+		in, err := filepath.Rel(root, to)
+		if err != nil || !filepath.IsLocal(in) {
+			continue
+		}
+		if !filepath.IsAbs(target) && staysUnder(filepath.Dir(rel), target) {
+			return target // the same place in the copy as written
+		}
+		if r, err := filepath.Rel(filepath.Dir(rel), in); err == nil {
+			return r
+		}
+	}
+	return to
+}
+
+// staysUnder reports whether the relative target, followed lexically from
+// the directory dir (relative to the root), never climbs above the root on
+// the way (../name/x from the root's top leaves it and comes back).
+func staysUnder(dir, target string) bool {
+	depth := 0
+	if dir != "." {
+		depth = len(strings.Split(dir, string(filepath.Separator)))
+	}
+	for _, part := range strings.Split(target, string(filepath.Separator)) {
+		switch part {
+		case "", ".":
+		case "..":
+			if depth--; depth < 0 {
+				return false
+			}
+		default:
+			depth++
+		}
+	}
+	return true
 }
 
 // file copies the regular file rel, cloning it where the file system can.

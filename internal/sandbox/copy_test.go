@@ -252,6 +252,79 @@ func TestCopyCheckoutNeverFollowsLinks(t *testing.T) {
 	}
 }
 
+// A link is resolved lexically from its place in the checkout: a target in
+// the checkout is the same place in the copy (an absolute one made relative,
+// a relative one kept as written unless it climbs out on the way), a target
+// out of it is its absolute path, so what is written through a link to the
+// checkout stays in the copy. The same with the checkout named through a link.
+func TestCopyCheckoutLinksIntoTheCheckoutStayInTheCopy(t *testing.T) {
+	for _, git := range []bool{false, true} {
+		for _, alias := range []bool{false, true} {
+			name := map[bool]string{false: "plain", true: "git"}[git] + map[bool]string{false: "", true: "-alias"}[alias]
+			t.Run(name, func(t *testing.T) {
+				parent := t.TempDir()
+				dir := filepath.Join(parent, "ck")
+				write(t, dir, "data/keep.txt", "keep\n", 0o644)
+				write(t, dir, "deep/f.txt", "f\n", 0o644)
+				link(t, filepath.Join(dir, "data"), filepath.Join(dir, "out"))
+				link(t, filepath.Join(dir, "data", "keep.txt"), filepath.Join(dir, "outf"))
+				link(t, dir+"/", filepath.Join(dir, "self"))
+				link(t, filepath.Join(dir, "data", "keep.txt"), filepath.Join(dir, "deep", "abs"))
+				link(t, "../data", filepath.Join(dir, "deep", "up"))
+				link(t, "../../x", filepath.Join(dir, "deep", "climb"))
+				link(t, "../ck/data", filepath.Join(dir, "reenter"))
+				link(t, "../outside", filepath.Join(dir, "sibling"))
+				if git {
+					copyGit(t, dir, "init", "-q")
+					copyGit(t, dir, "add", "-A")
+					copyGit(t, dir, "commit", "-qm", "first")
+				}
+				checkout := dir
+				if alias {
+					checkout = filepath.Join(t.TempDir(), "alias")
+					link(t, dir, checkout)
+				}
+				w := copyOf(t, checkout, nil)
+				got := tree(t, w.Path)
+				want := map[string]string{
+					"data":          "d -rwxr-xr-x",
+					"data/keep.txt": "f -rw-r--r-- keep\n",
+					"deep":          "d -rwxr-xr-x",
+					"deep/f.txt":    "f -rw-r--r-- f\n",
+					"out":           "l data",
+					"outf":          "l data/keep.txt",
+					"self":          "l .",
+					"deep/abs":      "l ../data/keep.txt",
+					"deep/up":       "l ../data",
+					"deep/climb":    "l " + filepath.Join(parent, "x"),
+					"reenter":       "l data",
+					"sibling":       "l " + filepath.Join(parent, "outside"),
+				}
+				if alias {
+					// The checkout is named as the alias: a relative link
+					// that climbs out resolves from there.
+					want["deep/climb"] = "l " + filepath.Join(filepath.Dir(checkout), "x")
+					want["sibling"] = "l " + filepath.Join(filepath.Dir(checkout), "outside")
+					want["reenter"] = "l " + filepath.Join(filepath.Dir(checkout), "ck", "data")
+				}
+				sameTree(t, "the copy", got, want)
+				if err := os.WriteFile(filepath.Join(w.Path, "out", "keep.txt"), []byte("pwned\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(w.Path, "deep", "abs"), []byte("pwned too\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if b, _ := os.ReadFile(filepath.Join(dir, "data", "keep.txt")); string(b) != "keep\n" {
+					t.Errorf("writing through the copy's links changed the checkout's data/keep.txt: %q", b)
+				}
+				if b, _ := os.ReadFile(filepath.Join(w.Path, "data", "keep.txt")); string(b) != "pwned too\n" {
+					t.Errorf("the copy's data/keep.txt: %q", b)
+				}
+			})
+		}
+	}
+}
+
 // A FIFO neither blocks the copy nor is copied; it is counted.
 func TestCopyCheckoutSkipsFIFOs(t *testing.T) {
 	for _, git := range []bool{false, true} {

@@ -17,9 +17,12 @@ import (
 // command (Start) gets a copy of its own, removed once it has ended and its
 // group been stopped.
 //
-// What a command writes under the copy never reaches the checkout. It is not
-// a security boundary: an absolute path (or ../ out of the copy) reaches the
-// host's files with the host's permissions, and the network is the host's.
+// What a command writes under the copy, through the copy's links into the
+// checkout included (CopyCheckout makes them point into the copy), never
+// reaches the checkout. It is not a security boundary: an absolute path (or
+// ../ out of the copy, or a link whose target is outside the checkout)
+// reaches the host's files with the host's permissions, and the network is
+// the host's.
 type WorkingCopySandbox struct {
 	host     *NoSandbox
 	checkout string   // absolute, cleaned

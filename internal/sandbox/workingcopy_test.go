@@ -95,6 +95,25 @@ func TestWorkingCopyCommandsNeverReachTheFolder(t *testing.T) {
 	}
 }
 
+// A tracked link to the checkout by its absolute path points into the copy:
+// what a command writes through it never reaches the folder.
+func TestWorkingCopyLinksIntoTheCheckoutStayInTheCopy(t *testing.T) {
+	folder := t.TempDir()
+	put(t, folder, "data/keep.txt", "keep\n")
+	if err := os.Symlink(filepath.Join(folder, "data"), filepath.Join(folder, "out")); err != nil {
+		t.Fatal(err)
+	}
+	gitInit(t, folder)
+	wc := newWorkingCopy(t, folder)
+	out, err := wc.Run(context.Background(), shellLine(folder, "echo pwned > out/keep.txt && cat data/keep.txt"))
+	if err != nil || out.ExitCode != 0 || out.Out != "pwned\n" {
+		t.Fatalf("%q exit %d %v", out.Out, out.ExitCode, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(folder, "data", "keep.txt")); string(b) != "keep\n" {
+		t.Errorf("the folder's data/keep.txt: %q", b)
+	}
+}
+
 // The same checkout gives the same hash in two copies; what a command
 // changes changes it.
 func TestWorkingCopyHashFollowsTheContent(t *testing.T) {
