@@ -463,7 +463,7 @@ func createdNote(paths []string) string {
 	if len(paths) > max {
 		s += fmt.Sprintf(" and %d more", len(paths)-max)
 	}
-	note := "[kernel floor: this command created " + s + " beside a directory the floor denies. What is made directly there can be written but not read or run until the next command, which grants it in full; a file opened read-write as it is made (a lock file, a temporary file) fails"
+	note := "[kernel floor: new since this command started, beside a directory the floor denies: " + s + ". What is made directly there can be written but not read or run until the next command, which grants it in full; a file opened read-write as it is made (a lock file, a temporary file) fails"
 	if len(empty) > 0 {
 		note += "; left empty: " + strings.Join(empty, ", ") + " (remove it if the command meant it as a lock or temporary file)"
 	}

@@ -1,7 +1,11 @@
 package sandbox
 
 import (
+	"archive/zip"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -362,5 +366,81 @@ func BenchmarkFloorBuild(b *testing.B) {
 			b.Fatal(err)
 		}
 		rs.close()
+	}
+}
+
+// Package managers and compilers that keep their files in the home work
+// under the floor: pip install --user, npm i -g, go build with its caches
+// in the home, apt-get (simulated: no download). The home is one that has
+// been used (~/.cache and ~/.local exist); on a fresh one, the first
+// command that makes ~/.cache itself meets the limit TestFloorLimitsAreSaid
+// pins, and the next one goes through.
+func TestFloorLetsToolchainsWork(t *testing.T) {
+	needFloor(t)
+	h := newCanaryHome(t)
+	for _, d := range []string{".cache", ".local/lib", ".local/bin", "go"} {
+		if err := os.MkdirAll(filepath.Join(h.home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb := h.host(t, true)
+	pkg := filepath.Join(h.folder, "pkg")
+	os.MkdirAll(filepath.Join(pkg, "floorpkg"), 0o755)
+	writeWheel(t, filepath.Join(pkg, "floorpkg-1.0-py3-none-any.whl"))
+	os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name": "floor-npm-test", "version": "1.0.0", "bin": {"floor-npm-test": "cli.js"}}`), 0o644)
+	os.WriteFile(filepath.Join(pkg, "cli.js"), []byte("#!/usr/bin/env node\nconsole.log('npm ok')\n"), 0o755)
+	gomod := filepath.Join(h.folder, "gomod")
+	os.MkdirAll(gomod, 0o755)
+	os.WriteFile(filepath.Join(gomod, "go.mod"), []byte("module floortest\n\ngo 1.21\n"), 0o644)
+	os.WriteFile(filepath.Join(gomod, "main.go"), []byte("package main\n\nfunc main() { println(\"go ok\") }\n"), 0o644)
+	cases := []struct{ name, tool, line string }{
+		{"pip install --user", "pip3", `pip3 install -q --user --no-index ./pkg/floorpkg-1.0-py3-none-any.whl && python3 -c 'import floorpkg; print(floorpkg.X)' && pip3 uninstall -q -y floorpkg`},
+		{"npm i -g", "npm", `npm i -g --offline --no-audit --no-fund ./pkg >/dev/null && floor-npm-test && npm rm -g floor-npm-test >/dev/null`},
+		{"go build, caches in the home", "go", `cd gomod && GOCACHE=$HOME/.cache/go-build GOPATH=$HOME/go GOFLAGS=-mod=mod go build -o app . && ./app`},
+		{"apt-get (simulated)", "apt-get", `apt-get install -s -y hostname >/dev/null`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := exec.LookPath(c.tool); err != nil {
+				t.Skipf("%s is not installed", c.tool)
+			}
+
+			if o := h.run(t, sb, c.line); o.ExitCode != 0 {
+				t.Errorf("refused under the floor:\n%s", o.Text())
+			}
+		})
+	}
+}
+
+// writeWheel writes a minimal wheel of a package floorpkg (X = 42): pip
+// installs it without building anything or reaching an index.
+func writeWheel(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z := zip.NewWriter(f)
+	files := []struct{ name, body string }{
+		{"floorpkg/__init__.py", "X = 42\n"},
+		{"floorpkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: floorpkg\nVersion: 1.0\n"},
+		{"floorpkg-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: nodwyn-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+	}
+	var record strings.Builder
+	for _, fl := range files {
+		w, err := z.Create(fl.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(fl.body))
+		sum := sha256.Sum256([]byte(fl.body))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", fl.name, base64.RawURLEncoding.EncodeToString(sum[:]), len(fl.body))
+	}
+	record.WriteString("floorpkg-1.0.dist-info/RECORD,,\n")
+	w, _ := z.Create("floorpkg-1.0.dist-info/RECORD")
+	w.Write([]byte(record.String()))
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
