@@ -55,6 +55,12 @@ type ArgvTrigger struct {
 	// sentence echoed into a file, a commit message) is no reason to
 	// refuse.
 	KernelFloor bool
+	// RunDirs are the directories the folder's commands run in instead
+	// of it (Options.RunDirs), Checkout what they are copies of: each
+	// line is also walked from each of them, and a refusal of such a
+	// reading counts.
+	RunDirs  []string
+	Checkout string
 
 	mu        sync.Mutex
 	lastLine  string
@@ -62,17 +68,18 @@ type ArgvTrigger struct {
 	mentionRe *regexp.Regexp
 	deniedRe  *regexp.Regexp
 	codeNames []string
-	base      lstatCache // the folder's and scratch directory's components
+	base      *lstatCache // the folder's and scratch directory's components
+	views     []*copyView // RunDirs' views
 }
 
 // baseLstats returns a fresh cache holding what is known of the folder's
 // and the scratch directory's components, which every line resolves.
-func (a *ArgvTrigger) baseLstats() lstatCache {
+func (a *ArgvTrigger) baseLstats() *lstatCache {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	c := make(lstatCache, len(a.base)+16)
-	for k, v := range a.base {
-		c[k] = v
+	c := newLstatCache(len(a.base.m) + 16)
+	for k, v := range a.base.m {
+		c.m[k] = v
 	}
 	return c
 }
@@ -83,6 +90,9 @@ type argvResult struct {
 	writes   []string // absolute paths the line writes
 	progs    []string // the programs the line runs, by base name
 	timedOut bool
+	// unfinished: the analysis stopped before its end (time, a failure),
+	// and the decision is failClosed's.
+	unfinished bool
 }
 
 // Name is the checker's name.
@@ -116,16 +126,48 @@ func (a *ArgvTrigger) analyze(line string) *argvResult {
 		return r
 	}
 	a.mu.Unlock()
+	res := a.reading(line, a.Folder, nil)
+	if res.decision.Verdict < Refuse {
+		a.init()
+		for i, dir := range a.RunDirs {
+			r := a.reading(line, dir, a.views[i])
+			if r.decision.Verdict > res.decision.Verdict && (r.decision.Verdict == Refuse || r.unfinished) {
+				// What the line writes stays the folder's reading's:
+				// a write inside the copy is thrown away with it.
+				d := r.decision
+				d.Reason = "commands run in a working copy of the checkout, at " + dir + " (a fresh name each time), so the line was judged from there too, and there " + d.Reason
+				res = &argvResult{decision: d, writes: res.writes, progs: res.progs, timedOut: r.timedOut, unfinished: r.unfinished}
+				if d.Verdict == Refuse {
+					break
+				}
+			}
+		}
+	}
+	a.mu.Lock()
+	a.lastLine, a.lastRes = line, res
+	a.mu.Unlock()
+	return res
+}
+
+// reading walks the line from the directory cwd (the folder, or a run
+// directory seen through its view) within the time bound.
+func (a *ArgvTrigger) reading(line, cwd string, view *copyView) *argvResult {
 	timeout := a.Timeout
 	if timeout <= 0 {
 		timeout = 200 * time.Millisecond
 	}
 	an := newAnalyzer(a, line, time.Now().Add(timeout))
+	if view != nil {
+		an.cwd, an.lstats.view = cwd, view
+		an.denyOnly = 1 // only refusals count
+	}
 	done := make(chan *argvResult, 1)
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				done <- a.failClosed(line, fmt.Sprintf("the analysis of the line failed (%v)", r), nil)
+				res := a.failClosed(line, fmt.Sprintf("the analysis of the line failed (%v)", r), nil)
+				res.unfinished = true
+				done <- res
 			}
 		}()
 		done <- an.run()
@@ -138,11 +180,8 @@ func (a *ArgvTrigger) analyze(line string) *argvResult {
 	case <-timer.C:
 		an.abort.Store(true)
 		res = a.failClosed(line, "the analysis of the line did not finish in time", nil)
-		res.timedOut = true
+		res.timedOut, res.unfinished = true, true
 	}
-	a.mu.Lock()
-	a.lastLine, a.lastRes = line, res
-	a.mu.Unlock()
 	return res
 }
 
@@ -208,11 +247,15 @@ func (a *ArgvTrigger) init() {
 		alts = append(alts, regexp.QuoteMeta(a.Home)+`(?:/|$|[\s'"])`)
 	}
 	a.mentionRe = regexp.MustCompile(strings.Join(alts, "|"))
-	a.base = lstatCache{}
+	a.base = newLstatCache(16)
 	for _, root := range []string{a.Folder, a.Scratch} {
 		if root != "" {
 			physicalDepth(root, 0, a.base)
 		}
+	}
+	a.views = nil
+	for _, dir := range a.RunDirs {
+		a.views = append(a.views, newCopyView(dir, a.Folder, a.Checkout))
 	}
 	seen := map[string]bool{}
 	if a.Denylist != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -439,7 +438,7 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 					cand = joinRaw(an.cwd, cand)
 				}
 				an.judge(cand, roleOperand)
-				if fi, err := os.Stat(an.unalias(cand)); chosen == "" && err == nil && fi.IsDir() {
+				if fi, err := an.stat(an.unalias(cand)); chosen == "" && err == nil && fi.IsDir() {
 					chosen = cand
 				}
 			}
@@ -1252,7 +1251,7 @@ func (an *analyzer) namesOnly(base string, args []string) string {
 			if !filepath.IsAbs(q) {
 				q = joinRaw(an.cwd, q)
 			}
-			out.WriteString(physical(q) + "\n")
+			out.WriteString(an.phys(q) + "\n")
 		case "dirname":
 			out.WriteString(filepath.Dir(p) + "\n")
 		case "basename":
@@ -1263,7 +1262,7 @@ func (an *analyzer) namesOnly(base string, args []string) string {
 				q = joinRaw(an.cwd, q)
 			}
 			if base == "ls" && !strings.ContainsAny(q, markUnknown+markBuilt) {
-				if fi, err := os.Stat(an.unalias(q)); err == nil && !fi.IsDir() {
+				if fi, err := an.stat(an.unalias(q)); err == nil && !fi.IsDir() {
 					out.WriteString(p + "\n") // ls names a file as it was given
 					continue
 				}
@@ -1391,7 +1390,7 @@ func (an *analyzer) git(args []string) string {
 		// tree holds a protected directory (a home directory kept in
 		// git) may hold its files.
 		if an.cwdOK && an.t.Denylist != nil {
-			if ok, dir := an.t.Denylist.ancestorOfDenied(an.cwd, an.phys(an.cwd)); ok && gitTop(an.cwd) {
+			if ok, dir := an.t.Denylist.ancestorOfDenied(an.cwd, an.phys(an.cwd)); ok && an.gitTop(an.cwd) {
 				an.find(Refuse, fmt.Sprintf("git %s reads the repository at %s, which holds %s, a directory nodwyn keeps off limits because it holds credentials; nobody can approve that, so it was refused and nothing of it ran", sub, an.cwd, dir))
 			}
 		}
@@ -2145,9 +2144,9 @@ func containsAny(s string, subs ...string) bool {
 
 // gitTop reports whether dir is, or is inside, a git work tree (a .git
 // found going up from dir).
-func gitTop(dir string) bool {
+func (an *analyzer) gitTop(dir string) bool {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if !an.lstats.lstat(filepath.Join(d, ".git")).missing {
 			return true
 		}
 		if d == "/" || d == "." {

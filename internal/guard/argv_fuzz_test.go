@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -27,6 +28,10 @@ func FuzzArgvAnalysis(f *testing.F) {
 	sbFloor := New(o)
 	o.Sandbox = false
 	defFloor := New(o)
+	o.KernelFloor = false
+	o.RunDirs = []string{filepath.Join(e.Scratch, "nodwyn-wc-copy", filepath.Base(e.Folder))}
+	o.Checkout = filepath.Dir(e.Folder)
+	wc := New(o) // commands run in a working copy
 	for _, s := range []string{"echo 'a ~/.ssh b' > f", "git commit -m 'x ~/.aws y'", "sed -i 's/[[:x/y/' f", "sed -i 's/AKIAIOSFODNN7EXAMPLE/x/;1!{/a/s/b/c/}' f"} {
 		f.Add(s)
 	}
@@ -34,7 +39,11 @@ func FuzzArgvAnalysis(f *testing.F) {
 		if d := sbFloor.content.Check(bg, Request{Tool: "shell-exec", Args: map[string]any{"command": line}}); d.Verdict != Allow && d.Verdict != SecurityConfirm {
 			t.Fatalf("the content scan of %q gave %v", line, d.Verdict)
 		}
-		for _, g := range []*Guard{def, sb, defFloor, sbFloor} {
+		// A working copy's reading only adds refusals and questions.
+		if w, d := wc.argv.analyze(line), def.argv.analyze(line); !w.unfinished && !d.unfinished && w.decision.Verdict < d.decision.Verdict {
+			t.Fatalf("judging %q with RunDirs gave %v, without %v", line, w.decision.Verdict, d.decision.Verdict)
+		}
+		for _, g := range []*Guard{def, sb, defFloor, sbFloor, wc} {
 			start := time.Now()
 			d := g.argv.Judge(line)
 			// The bound is enforced by a timer; the slack covers a

@@ -70,7 +70,7 @@ type analyzer struct {
 	depth     int
 	visited   map[*syntax.Stmt]bool
 	inFunc    map[string]int
-	lstats    lstatCache
+	lstats    *lstatCache
 	loops     int               // loop bodies walked so far
 	vfiles    map[string]string // files the line writes, with what it writes
 	// denyOnly > 0 while walking a script file: only refusals count.
@@ -133,6 +133,7 @@ func (an *analyzer) run() (res *argvResult) {
 				res = an.result()
 				res.timedOut = stopped
 			}
+			res.unfinished = true
 		}
 	}()
 	// Every literal path on the line is judged against the denylist, in
@@ -338,11 +339,11 @@ func (an *analyzer) readFile(p string) string {
 		return s
 	}
 	if dl := an.t.Denylist; dl != nil {
-		if ok, _ := dl.deniedDirPhys(a, an.phys(a)); ok {
+		if ok, _ := dl.deniedDirWith(a, an.phys(a), an.phys); ok {
 			return markUnknown // refused by name already; never read
 		}
 	}
-	f, err := os.Open(a)
+	f, err := an.open(a)
 	if err != nil {
 		return markUnknown
 	}
@@ -801,7 +802,7 @@ func (an *analyzer) checkNearDenied(v string) {
 	}
 	if ok, _ := an.t.Denylist.ancestorOfDenied(dir, an.phys(dir)); ok {
 		an.nearDenied = dir
-	} else if ok, _ := an.t.Denylist.deniedDirPhys(dir, an.phys(dir)); ok {
+	} else if ok, _ := an.t.Denylist.deniedDirWith(dir, an.phys(dir), an.phys); ok {
 		an.nearDenied = dir
 	}
 }
@@ -950,7 +951,7 @@ func (an *analyzer) judgeAbs(p, raw string, ro role) {
 	phys := an.phys(p)
 	dl := an.t.Denylist
 	if dl != nil {
-		if ok, dir := dl.deniedDirPhys(p, phys); ok {
+		if ok, dir := dl.deniedDirWith(p, phys, an.phys); ok {
 			an.deny(filepath.Clean(p), dir)
 			return
 		}
@@ -1013,8 +1014,25 @@ func relOrDot(folder, p string) string {
 func (an *analyzer) judgeGlob(p string, ro role) {
 	pat := filepath.Clean(p)
 	comps := strings.Split(strings.TrimPrefix(pat, "/"), "/")
+	// The literal directory before the first pattern component is named
+	// as it is.
+	lit := "/"
+	for _, c := range comps {
+		if strings.ContainsAny(c, "*?[") {
+			break
+		}
+		lit = filepath.Join(lit, c)
+	}
 	if dl := an.t.Denylist; dl != nil {
+		// A pattern below the scratch directory (a working copy's
+		// files) matches nothing above it: a denied directory that
+		// holds the scratch directory is not reached (what it matches,
+		// links and all, is judged below).
+		inScratch := dl.excepted(lit, an.phys(lit))
 		for _, dir := range dl.Dirs {
+			if inScratch && !withinFold(dir, lit) {
+				continue
+			}
 			dc := strings.Split(strings.TrimPrefix(dir, "/"), "/")
 			if globReaches(comps, dc, an.dotglob()) {
 				an.deny(pat, dir)
@@ -1027,15 +1045,6 @@ func (an *analyzer) judgeGlob(p string, ro role) {
 				return
 			}
 		}
-	}
-	// The literal directory before the first pattern component is named
-	// as it is.
-	lit := "/"
-	for _, c := range comps {
-		if strings.ContainsAny(c, "*?[") {
-			break
-		}
-		lit = filepath.Join(lit, c)
 	}
 	if ro != roleMention {
 		an.judgeAbs(lit, lit, roleOperand)
@@ -1070,7 +1079,7 @@ func (an *analyzer) glob(comps []string) []string {
 				continue // judged by name above; too large to list
 			}
 			reads++
-			ents, err := os.ReadDir(m)
+			ents, err := an.readDir(m)
 			if err != nil {
 				continue
 			}
@@ -1175,15 +1184,33 @@ func (an *analyzer) linkOut(root string) (string, string) {
 		return r[0], r[1]
 	}
 	var found [2]string
-	if fi, err := os.Stat(root); err == nil && fi.IsDir() {
-		n := 0
+	n := 0
+	// In a working copy's reading the copy is walked in the checkout it
+	// copies (without .git), also when root holds it.
+	walks := []string{root}
+	if v := an.lstats.view; v != nil && v.root != root && within(v.root, root) {
+		walks = append(walks, v.root)
+	}
+	for _, w := range walks {
+		h, kind := an.hostPath(w)
+		if kind == viewHidden || found[0] != "" {
+			continue
+		}
+		inView := kind == viewRoot || h != w
+		fi, err := os.Stat(h)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
 		stop := errors.New("stop")
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		_ = filepath.WalkDir(h, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
 			if n++; n > maxEntries || an.abort.Load() || (n%256 == 0 && time.Now().After(an.deadline)) {
 				return stop
+			}
+			if inView && d.IsDir() && d.Name() == ".git" {
+				return filepath.SkipDir
 			}
 			if d.Type()&fs.ModeSymlink == 0 {
 				return nil
@@ -1192,6 +1219,9 @@ func (an *analyzer) linkOut(root string) (string, string) {
 			// stays in the tree, whose other links are looked at in turn.
 			if t, err := os.Readlink(p); err != nil || (!filepath.IsAbs(t) && !slices.Contains(strings.Split(t, "/"), "..")) {
 				return nil
+			}
+			if inView {
+				p = an.lstats.view.back(p)
 			}
 			target := an.phys(p)
 			dl := an.t.Denylist

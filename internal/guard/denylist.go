@@ -127,6 +127,12 @@ func (d *PathDenylist) deniedDir(p string) (bool, string) {
 
 // deniedDirPhys is deniedDir with the physical path already resolved.
 func (d *PathDenylist) deniedDirPhys(p, phys string) (bool, string) {
+	return d.deniedDirWith(p, phys, physical)
+}
+
+// deniedDirWith is deniedDirPhys resolving other forms of p with resolve
+// (an analysis's cached resolution, or a working copy's).
+func (d *PathDenylist) deniedDirWith(p, phys string, resolve func(string) string) (bool, string) {
 	if p == "" || !filepath.IsAbs(p) {
 		return false, ""
 	}
@@ -136,7 +142,7 @@ func (d *PathDenylist) deniedDirPhys(p, phys string) (bool, string) {
 	// does not exist yet (or a line makes it), reaches through link.
 	physLex := phys
 	if lex != p && strings.Contains(p, "..") {
-		physLex = physical(lex) // without "..", the same as phys
+		physLex = resolve(lex) // without "..", the same as phys
 	}
 	for _, q := range []string{lex, phys, physLex, slashes(p)} {
 		if procDenied.MatchString(q) {

@@ -58,6 +58,14 @@
 // find-*-password -w) or the kernel keyring (keyctl print) is refused in
 // every mode, floor or not; other clients of such daemons are not known to
 // the guard.
+//
+// In a working copy (Options.RunDirs) a command line runs in a copy of the
+// checkout under the scratch directory, so the argv trigger also walks it
+// from there, the copy's files, listings and links read from the checkout
+// (links keep their targets as written, so one that climbs leads
+// elsewhere from the copy); a refusal of that reading counts, and where
+// the line writes is still judged from the folder. A pattern below the
+// scratch directory does not reach the denied directory that holds it.
 package guard
 
 import (
@@ -130,6 +138,29 @@ type Options struct {
 	// mode, what it merely cannot follow, nor, in any mode, prose that
 	// names a denied directory; see the known limits above.
 	KernelFloor bool
+	// RunDirs are other directories the folder's commands run in, as the
+	// folder's stand-in: a working copy's place ([sandbox] mode =
+	// "working_copy" runs every command line in a fresh copy of the
+	// checkout at <scratch>/nodwyn-wc-<random>/<the folder relative to
+	// the checkout>; the session passes the same path with nodwyn-wc-copy
+	// for the random name, since a relative path that climbs above the
+	// copy's root lands on the same place whatever the name). A command
+	// line's relative paths (operands, redirections, cd, what a line
+	// builds from $PWD) are judged against each of them too, for the
+	// denylist and the other refusals of what a line names, and the
+	// strictest verdict wins; what a line writes inside the copy is not
+	// judged there (it is thrown away with the copy): for the checks of
+	// where a write lands (ProtectedPaths, outside the folder), the
+	// folder's reading stays what counts. The file tools work in the
+	// folder itself and are judged against it alone. Empty: commands run
+	// in the folder.
+	RunDirs []string
+	// Checkout is the directory the working copies copy (the folder or
+	// an ancestor of it; "" for the folder): a run directory that ends in
+	// the folder's path relative to it is read, for what the copy holds
+	// (files, listings, links with their targets as written, no .git),
+	// as a copy of it.
+	Checkout string
 }
 
 // Checker judges a request. A Decision with Verdict Allow means "no
@@ -168,6 +199,7 @@ func New(opts Options) *Guard {
 		Folder: opts.Folder, Scratch: opts.Scratch, Home: opts.Home,
 		Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox, KernelFloor: opts.KernelFloor,
 		Denylist: g.deny, Timeout: opts.AnalysisTimeout, Env: knownEnv(opts),
+		RunDirs: opts.RunDirs, Checkout: opts.Checkout,
 	}
 	g.prot = &ProtectedPaths{Folder: opts.Folder, Sandbox: opts.Sandbox, Unattended: opts.Unattended, Argv: g.argv}
 	g.scratch = &ScratchWrites{Scratch: opts.Scratch}
@@ -206,7 +238,14 @@ func withDefaults(opts Options) Options {
 	if opts.AnalysisTimeout <= 0 {
 		opts.AnalysisTimeout = 200 * time.Millisecond
 	}
-	for _, p := range []*string{&opts.Folder, &opts.Scratch, &opts.ConfigDir, &opts.DataDir, &opts.CredentialsDir} {
+	var runDirs []string
+	for _, d := range opts.RunDirs {
+		if filepath.IsAbs(d) && filepath.Clean(d) != "/" {
+			runDirs = append(runDirs, filepath.Clean(d))
+		}
+	}
+	opts.RunDirs = runDirs
+	for _, p := range []*string{&opts.Folder, &opts.Scratch, &opts.ConfigDir, &opts.DataDir, &opts.CredentialsDir, &opts.Checkout} {
 		if *p != "" && filepath.IsAbs(*p) {
 			*p = filepath.Clean(*p)
 		} else {
@@ -413,36 +452,55 @@ func withinFold(p, dir string) bool {
 func physical(p string) string { return physicalDepth(p, 0, nil) }
 
 // lstatCache remembers what one analysis learnt about path components.
-type lstatCache map[string]lstatEntry
+// With a view (a working copy's reading, see rundir.go) a path inside the
+// copy is looked up in the checkout it copies.
+type lstatCache struct {
+	m    map[string]lstatEntry
+	view *copyView
+}
+
+func newLstatCache(n int) *lstatCache { return &lstatCache{m: make(map[string]lstatEntry, n)} }
 
 type lstatEntry struct {
 	missing bool
 	link    string // the link's target, or "" for anything but a link
 }
 
-func (c lstatCache) lstat(p string) lstatEntry {
+func (c *lstatCache) lstat(p string) lstatEntry {
 	if c != nil {
-		if e, ok := c[p]; ok {
+		if e, ok := c.m[p]; ok {
 			return e
 		}
 	}
 	var e lstatEntry
-	fi, err := os.Lstat(p)
-	switch {
-	case err != nil:
+	var v *copyView
+	if c != nil {
+		v = c.view
+	}
+	switch h, kind := v.host(p); kind {
+	case viewRoot:
+		// The copy's root is a directory of its own, whatever the
+		// checkout's path is made of.
+	case viewHidden:
 		e.missing = true
-	case fi.Mode()&os.ModeSymlink != 0:
-		if t, err := os.Readlink(p); err == nil && t != "" {
-			e.link = t
+	default:
+		fi, err := os.Lstat(h)
+		switch {
+		case err != nil:
+			e.missing = true
+		case fi.Mode()&os.ModeSymlink != 0:
+			if t, err := os.Readlink(h); err == nil && t != "" {
+				e.link = t
+			}
 		}
 	}
 	if c != nil {
-		c[p] = e
+		c.m[p] = e
 	}
 	return e
 }
 
-func physicalDepth(p string, depth int, cache lstatCache) string {
+func physicalDepth(p string, depth int, cache *lstatCache) string {
 	if !filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
