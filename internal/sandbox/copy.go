@@ -30,6 +30,12 @@ type WorkDir struct {
 	Reflinked int    // files cloned with FICLONE rather than copied
 	Skipped   int    // FIFOs, sockets and devices left out (never opened)
 	Excluded  int    // files, links and directories left out because skip said so
+	// Unreadable counts the files left out, and the directories left empty,
+	// because opening them was refused (EACCES, EPERM: a root-owned 0600
+	// file); UnreadablePaths are the first few of them (relative to the
+	// checkout, slash-separated).
+	Unreadable      int
+	UnreadablePaths []string
 
 	inPlace bool // Path is the checkout itself: Remove removes nothing
 }
@@ -96,9 +102,9 @@ func copyGitEnv(env []string) []string {
 // Regular files are cloned with FICLONE where the file system can (counted
 // in Reflinked), else copied (copy_file_range); the copy keeps the
 // permission bits (mode & 0777, so the exec bits exactly), not setuid,
-// setgid or sticky. Symbolic links are recreated with the same target text
-// and never followed: their targets are never read or copied, and a listed
-// path under a linked directory is left out. A link's target is resolved
+// setgid or sticky. Symbolic links are recreated and never followed: their
+// targets are never read or copied, and a listed path under a linked
+// directory is left out. A link's target is resolved
 // lexically from the link's place in the checkout (the checkout as given and
 // as its real path): a target inside the checkout is the same place in the
 // copy (a relative target is kept as written unless it climbs out on the
@@ -107,7 +113,10 @@ func copyGitEnv(env []string) []string {
 // that climbs out of the checkout is made absolute, so it reaches what it
 // reached from the checkout). Directories get their source's permission bits
 // plus u+rwx. FIFOs, sockets and devices are never opened, only counted in
-// Skipped. skip, when not nil, is asked for every path
+// Skipped. A file or directory that cannot be opened for want of permission
+// (EACCES, EPERM) is left out (a directory is left empty) and counted in
+// Unreadable, with the first few paths in UnreadablePaths; any other error
+// fails the copy. skip, when not nil, is asked for every path
 // (slash-separated, relative to checkout) before it is copied, and a path it
 // is true for is left out (a directory with all it holds).
 //
@@ -236,6 +245,10 @@ func (c *copier) copyListed(listed []string) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // tracked, deleted in the work tree
 		}
+		if errors.Is(err, fs.ErrPermission) {
+			c.unreadable(rel)
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("sandbox: copying %s: %w", c.src, err)
 		}
@@ -287,6 +300,21 @@ func (c *copier) parent(rel string) (bool, error) {
 	return true, nil
 }
 
+// maxUnreadablePaths is how many paths UnreadablePaths keeps.
+const maxUnreadablePaths = 5
+
+// unreadable counts rel as left out for want of permission.
+func (c *copier) unreadable(rel string) {
+	c.w.Unreadable++
+	if len(c.w.UnreadablePaths) < maxUnreadablePaths {
+		c.w.UnreadablePaths = append(c.w.UnreadablePaths, rel)
+	}
+}
+
+// openSource opens a file or directory of the checkout to copy it; a test
+// replaces it to see what a refused open does.
+var openSource = func(name string, flag int) (*os.File, error) { return os.OpenFile(name, flag, 0) }
+
 // excluded asks skip about rel, counting a yes.
 func (c *copier) excluded(rel string) bool {
 	if c.skip != nil && c.skip(rel) {
@@ -299,10 +327,24 @@ func (c *copier) excluded(rel string) bool {
 // walk copies the entries of the source directory rel (made in the copy
 // already), leaving out those named .git when noGit.
 func (c *copier) walk(rel string, noGit bool) error {
-	entries, err := os.ReadDir(filepath.Join(c.src, rel))
+	flag := os.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NOFOLLOW
+	if rel == "." {
+		flag &^= syscall.O_NOFOLLOW // the checkout may be named through a link
+	}
+	d, err := openSource(filepath.Join(c.src, rel), flag)
+	if errors.Is(err, fs.ErrPermission) {
+		c.unreadable(rel)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("sandbox: copying %s: %w", c.src, err)
 	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("sandbox: copying %s: %w", c.src, err)
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		if err := c.ctx.Err(); err != nil {
 			return fmt.Errorf("sandbox: copying %s: %w", c.src, err)
@@ -406,10 +448,14 @@ func staysUnder(dir, target string) bool {
 // was swapped for a FIFO), and copied only if it is still a regular file.
 func (c *copier) file(rel string) error {
 	from := filepath.Join(c.src, rel)
-	s, err := os.OpenFile(from, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	s, err := openSource(from, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return nil // became a link since it was listed: not followed
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			c.unreadable(rel)
+			return nil
 		}
 		return fmt.Errorf("sandbox: copying %s: %w", from, err)
 	}

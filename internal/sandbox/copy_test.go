@@ -2,11 +2,13 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -603,5 +605,93 @@ func TestCopyCheckoutIgnoresGitDirInTheEnvironment(t *testing.T) {
 	defer w.Remove()
 	if _, ok := tree(t, w.Path)["ignored.txt"]; ok || w.Files != 5 {
 		t.Errorf("the copy was not made from the checkout's own repository: %+v %v", w, slices.Sorted(maps.Keys(tree(t, w.Path))))
+	}
+}
+
+// refuseOpen makes openSource refuse the paths whose base name is in
+// refused with its error, for the test's length.
+func refuseOpen(t *testing.T, refused map[string]error) {
+	t.Helper()
+	orig := openSource
+	openSource = func(name string, flag int) (*os.File, error) {
+		if err, ok := refused[filepath.Base(name)]; ok {
+			return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		return orig(name, flag)
+	}
+	t.Cleanup(func() { openSource = orig })
+}
+
+// A file or directory that cannot be opened for want of permission (a
+// root-owned 0600 file, as a user) is left out and named; the rest is
+// copied. Root reads everything, so the refusal is injected.
+func TestCopyCheckoutLeavesOutWhatItCannotRead(t *testing.T) {
+	for _, git := range []bool{false, true} {
+		name := map[bool]string{false: "plain", true: "git"}[git]
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "a.txt", "alpha\n", 0o644)
+			write(t, dir, "secret.txt", "root's\n", 0o600)
+			write(t, dir, "sub/other.txt", "root's too\n", 0o600)
+			write(t, dir, "sub/b.txt", "bee\n", 0o644)
+			write(t, dir, "locked/x.txt", "x\n", 0o644)
+			if git {
+				copyGit(t, dir, "init", "-q")
+			}
+			refused := map[string]error{"secret.txt": syscall.EACCES, "other.txt": syscall.EPERM}
+			if !git {
+				refused["locked"] = syscall.EACCES // walked only without git
+			}
+			refuseOpen(t, refused)
+			w := copyOf(t, dir, nil)
+			want := map[string]string{
+				"a.txt":     "f -rw-r--r-- alpha\n",
+				"sub":       "d -rwxr-xr-x",
+				"sub/b.txt": "f -rw-r--r-- bee\n",
+				"locked":    "d -rwxr-xr-x",
+			}
+			wantPaths := []string{"locked", "secret.txt", "sub/other.txt"}
+			if git {
+				want["locked/x.txt"] = "f -rw-r--r-- x\n"
+				wantPaths = wantPaths[1:]
+			}
+			sameTree(t, "the copy", tree(t, w.Path), want)
+			if w.Unreadable != len(wantPaths) || !slices.Equal(w.UnreadablePaths, wantPaths) {
+				t.Errorf("Unreadable %d %q, want %q", w.Unreadable, w.UnreadablePaths, wantPaths)
+			}
+		})
+	}
+}
+
+// Only a refused open is left out: another error fails the copy, which is
+// removed.
+func TestCopyCheckoutFailsOnOtherOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "alpha\n", 0o644)
+	write(t, dir, "bad.txt", "bad\n", 0o644)
+	refuseOpen(t, map[string]error{"bad.txt": syscall.EIO})
+	base := t.TempDir()
+	w, err := CopyCheckout(context.Background(), dir, base, os.Environ(), nil)
+	if err == nil || !strings.Contains(err.Error(), "bad.txt") || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("CopyCheckout: %v, %v; want bad.txt's EIO", w, err)
+	}
+	if ents, _ := os.ReadDir(base); len(ents) != 0 {
+		t.Errorf("the partial copy is left: %v", ents)
+	}
+}
+
+// At most a few unreadable paths are named; all are counted.
+func TestCopyCheckoutNamesAFewUnreadablePaths(t *testing.T) {
+	dir := t.TempDir()
+	refused := map[string]error{}
+	for i := range 2 * maxUnreadablePaths {
+		name := "f" + strconv.Itoa(10+i)
+		write(t, dir, name, "x", 0o600)
+		refused[name] = syscall.EACCES
+	}
+	refuseOpen(t, refused)
+	w := copyOf(t, dir, nil)
+	if w.Unreadable != 2*maxUnreadablePaths || len(w.UnreadablePaths) != maxUnreadablePaths || w.UnreadablePaths[0] != "f10" {
+		t.Errorf("Unreadable %d %q", w.Unreadable, w.UnreadablePaths)
 	}
 }

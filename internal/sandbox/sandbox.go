@@ -115,11 +115,16 @@ func (o Output) Text() string { return WithTrailer(o.Out, o.Trailer) }
 // StartError is a command that could not be started (no such shell, the
 // folder gone, the working copy not made).
 type StartError struct {
-	Program string
+	Program string // "" when the place to run it could not be made: Err says why
 	Err     error
 }
 
-func (e *StartError) Error() string { return fmt.Sprintf("could not start %s: %v", e.Program, e.Err) }
+func (e *StartError) Error() string {
+	if e.Program == "" {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("could not start %s: %v", e.Program, e.Err)
+}
 func (e *StartError) Unwrap() error { return e.Err }
 
 // Caps says what an implementation contains, for the log, the prompt and

@@ -105,12 +105,31 @@ func (w *WorkingCopySandbox) inCopy(wd *WorkDir, dir string) (string, error) {
 	return filepath.Join(wd.Path, rel), nil
 }
 
+// copyError is the StartError for a copy that could not be made: it is
+// the copy's fault, not the program's (no "could not start bash").
+func (w *WorkingCopySandbox) copyError(err error) error {
+	return &StartError{Err: fmt.Errorf("making the working copy of %s: %w", w.checkout, err)}
+}
+
+// unreadableNote is the trailer line that names what the copy wd left out
+// because it could not be read; "" when nothing was.
+func unreadableNote(wd *WorkDir) string {
+	if wd.Unreadable == 0 {
+		return ""
+	}
+	names := strings.Join(wd.UnreadablePaths, ", ")
+	if more := wd.Unreadable - len(wd.UnreadablePaths); more > 0 {
+		names += fmt.Sprintf(" and %d more", more)
+	}
+	return fmt.Sprintf("[the working copy left out %d path(s) it was not permitted to read: %s]", wd.Unreadable, names)
+}
+
 // Run runs c in a fresh copy of the checkout, kill-on-drop, and reports
 // the copy's hash after it.
 func (w *WorkingCopySandbox) Run(ctx context.Context, c Command) (Output, error) {
 	wd, err := w.Materialize(ctx, w.checkout)
 	if err != nil {
-		return Output{ExitCode: -1}, &StartError{Program: c.program(), Err: fmt.Errorf("making the working copy of %s: %w", w.checkout, err)}
+		return Output{ExitCode: -1}, w.copyError(err)
 	}
 	defer w.remove(wd)
 	dir, err := w.inCopy(wd, c.Dir)
@@ -120,6 +139,9 @@ func (w *WorkingCopySandbox) Run(ctx context.Context, c Command) (Output, error)
 	c.Dir = dir
 	c.Handling, c.LeaveRunning = KillOnDrop, false
 	out, err := w.host.Run(ctx, c)
+	if note := unreadableNote(wd); note != "" {
+		out.Trailer = WithTrailer(out.Trailer, note)
+	}
 	if h, herr := HashDir(wd.Path); herr == nil {
 		out.WorkDirHash = h
 	} else {
@@ -133,7 +155,7 @@ func (w *WorkingCopySandbox) Run(ctx context.Context, c Command) (Output, error)
 func (w *WorkingCopySandbox) Start(c Command, out *os.File) (*Process, error) {
 	wd, err := w.Materialize(context.Background(), w.checkout)
 	if err != nil {
-		return nil, &StartError{Program: c.program(), Err: fmt.Errorf("making the working copy of %s: %w", w.checkout, err)}
+		return nil, w.copyError(err)
 	}
 	dir, err := w.inCopy(wd, c.Dir)
 	if err != nil {

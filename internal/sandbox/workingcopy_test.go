@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,5 +213,34 @@ func TestCapsSayWhatIsContained(t *testing.T) {
 	}
 	if s := wc.Capabilities().String(); s != "working_copy (a copy of the checkout per command, kill-on-drop; not a security boundary: host paths, network)" {
 		t.Errorf("working copy caps %q", s)
+	}
+}
+
+// A file the copy may not read is left out and the command runs, told
+// which; a copy that cannot be made for another reason says so, without
+// blaming the shell.
+func TestWorkingCopyUnreadableFiles(t *testing.T) {
+	folder := t.TempDir()
+	put(t, folder, "a.txt", "a\n")
+	put(t, folder, "secret.txt", "root's\n")
+	put(t, folder, "bad.txt", "bad\n")
+	wc := newWorkingCopy(t, folder)
+	refuseOpen(t, map[string]error{"secret.txt": syscall.EACCES})
+	out, err := wc.Run(context.Background(), shellLine(folder, "cat a.txt; ls"))
+	if err != nil || out.ExitCode != 0 || out.Out != "a\na.txt\nbad.txt\n" {
+		t.Fatalf("%q exit %d %v", out.Out, out.ExitCode, err)
+	}
+	if want := "[the working copy left out 1 path(s) it was not permitted to read: secret.txt]"; !strings.Contains(out.Trailer, want) {
+		t.Errorf("trailer %q, want %q", out.Trailer, want)
+	}
+	refuseOpen(t, map[string]error{"bad.txt": syscall.EIO})
+	_, err = wc.Run(context.Background(), shellLine(folder, "true"))
+	var se *StartError
+	if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), "making the working copy of "+folder+": ") || strings.Contains(err.Error(), "/bin/sh") {
+		t.Errorf("Run: %v", err)
+	}
+	_, err = wc.Start(shellLine(folder, "true"), nil)
+	if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), "making the working copy of "+folder+": ") {
+		t.Errorf("Start: %v", err)
 	}
 }
