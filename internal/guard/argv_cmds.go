@@ -1392,6 +1392,13 @@ func (an *analyzer) git(args []string) string {
 		if an.cwdOK && an.t.Denylist != nil {
 			if ok, dir := an.t.Denylist.ancestorOfDenied(an.cwd, an.phys(an.cwd)); ok && an.gitTop(an.cwd) {
 				an.find(Refuse, fmt.Sprintf("git %s reads the repository at %s, which holds %s, a directory nodwyn keeps off limits because it holds credentials; nobody can approve that, so it was refused and nothing of it ran", sub, an.cwd, dir))
+			} else if top := an.gitTopDir(an.cwd); an.lstats.view != nil && top != "" {
+				// A working copy has no .git: git finds the repository
+				// of a directory that holds the copy (a home directory
+				// kept in git).
+				if ok, dir := an.t.Denylist.ancestorOfDenied(top, an.phys(top)); ok {
+					an.find(Refuse, fmt.Sprintf("git %s reads the repository at %s (a working copy has no .git of its own), which holds %s, a directory nodwyn keeps off limits because it holds credentials; nobody can approve that, so it was refused and nothing of it ran; use the git tools, which show the folder's own repository", sub, top, dir))
+				}
 			}
 		}
 		if sub == "grep" {
@@ -2144,13 +2151,17 @@ func containsAny(s string, subs ...string) bool {
 
 // gitTop reports whether dir is, or is inside, a git work tree (a .git
 // found going up from dir).
-func (an *analyzer) gitTop(dir string) bool {
+func (an *analyzer) gitTop(dir string) bool { return an.gitTopDir(dir) != "" }
+
+// gitTopDir is the directory of the first .git found going up from dir, or
+// "".
+func (an *analyzer) gitTopDir(dir string) string {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if !an.lstats.lstat(filepath.Join(d, ".git")).missing {
-			return true
+			return d
 		}
 		if d == "/" || d == "." {
-			return false
+			return ""
 		}
 	}
 }

@@ -236,3 +236,24 @@ func TestGlobInsideScratchInsideTheDataDir(t *testing.T) {
 		}
 	}
 }
+
+// TestRunDirGitFindsTheHomeRepository: a working copy has no .git, so git
+// run in it reads the repository of a directory that holds it; with the
+// home directory kept in git that repository holds ~/.ssh.
+func TestRunDirGitFindsTheHomeRepository(t *testing.T) {
+	e := newWCEnv(t)
+	if err := os.MkdirAll(filepath.Join(e.home, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, sandbox := range []bool{false, true} {
+		plain, wc := New(e.opts(sandbox, false)), New(e.opts(sandbox, true))
+		for _, line := range []string{"git log -p", "git show HEAD:.ssh/id_rsa", "git grep BEGIN"} {
+			if d := plain.Check(bg, shell(line)); d.Verdict == Refuse {
+				t.Errorf("sandbox=%v %q: refused from the folder, whose repository is the checkout's (%s)", sandbox, line, d.Reason)
+			}
+			if d := wc.Check(bg, shell(line)); d.Verdict != Refuse {
+				t.Errorf("sandbox=%v %q with RunDirs: got %v (%s: %s), want refuse", sandbox, line, d.Verdict, d.Checker, d.Reason)
+			}
+		}
+	}
+}
