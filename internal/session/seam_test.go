@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
@@ -202,5 +203,30 @@ func TestADeclinedCheckIsNotAFailedOne(t *testing.T) {
 	}
 	if !notRun {
 		t.Errorf("no note that the check was not run")
+	}
+}
+
+// In a working copy a command runs under the scratch directory, so the
+// guard judges a relative path from there too: climbing out of the copy
+// into the data directory (the journal's key) is refused, though from the
+// folder the same path names a harmless place. Ordinary relative work goes
+// through.
+func TestAWorkingCopyCommandIsJudgedFromTheCopy(t *testing.T) {
+	opts := baseOpts(t)
+	opts.ConfigSeam = config.Seam{Mode: "working_copy"}
+	s := newSeamSession(t, opts)
+	copyDir := filepath.Join(s.Scratch(), "nodwyn-wc-x")
+	rel, err := filepath.Rel(copyDir, filepath.Join(opts.Dirs.Data, "journal", "key"))
+	if err != nil || !strings.HasPrefix(rel, "..") {
+		t.Fatalf("layout: %q %v", rel, err)
+	}
+	judge := func(line string) guard.Decision {
+		return s.Judge(context.Background(), guard.Request{Tool: "shell-exec", Args: map[string]any{"command": line}})
+	}
+	if d := judge("cat " + rel); d.Verdict != guard.Refuse {
+		t.Errorf("cat %s: %v %q; want refused (it reaches the journal key from the copy)", rel, d.Verdict, d.Reason)
+	}
+	if d := judge("cat README.md && ls .. && echo x > out.txt"); d.Verdict == guard.Refuse {
+		t.Errorf("ordinary relative work refused: %q", d.Reason)
 	}
 }

@@ -268,6 +268,18 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		Lean:           lean,
 		Secrets:        opts.Secrets,
 	}
+	if s.seam == sandbox.ModeWorkingCopy {
+		// Commands run in a copy under the scratch directory: the guard
+		// reads each line from there too (a relative path that climbs out
+		// of the copy lands elsewhere than from the folder).
+		co := s.checkout
+		if co == "" {
+			co = opts.Folder
+		}
+		if rel, err := filepath.Rel(co, opts.Folder); err == nil {
+			gopts.RunDirs, gopts.Checkout = []string{filepath.Join(scratch, "nodwyn-wc-copy", rel)}, co
+		}
+	}
 	s.floor, s.floorLine = makeFloor(gopts, opts.NoKernelFloor)
 	gopts.KernelFloor = s.floor != nil
 	s.guard = guard.New(gopts)
