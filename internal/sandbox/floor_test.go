@@ -238,6 +238,9 @@ func TestFloorLetsOrdinaryWorkThrough(t *testing.T) {
 		`echo w > out.txt && cat out.txt && rm out.txt`,        // the folder
 		`echo tmp > /tmp/nodwyn-floor-test-$$ && rm /tmp/nodwyn-floor-test-$$`,
 		`rm ~/.newrc`,
+		// The home archived and copied: made, without what is denied.
+		`tar czf h.tgz -C ~ . 2>/dev/null; tar tzf h.tgz | grep -qx './.bashrc' && ! tar tzf h.tgz | grep -q id_rsa`,
+		`cp -r ~ dst 2>/dev/null; test -f dst/.bashrc && ! test -e dst/.ssh/id_rsa`,
 	}
 	if _, err := exec.LookPath("git"); err == nil {
 		lines = append(lines,
