@@ -160,17 +160,7 @@ func NewFloor(deny, except []string) (*Floor, error) {
 		}
 	}
 	// The trial: a ruleset made and applied on a throw-away thread.
-	rs, err := f.build()
-	if err != nil {
-		return nil, err
-	}
-	defer rs.close()
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		errc <- rs.restrict(f.nnp)
-	}()
-	if err := <-errc; err != nil {
+	if _, err := f.start(nil); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -399,8 +389,10 @@ type floorStart struct {
 	listed map[string]map[string]bool
 }
 
-// start starts cmd under a ruleset built now. The returned value says what
-// the ancestors held before the command (see created).
+// start starts cmd under a ruleset built now, on a thread restricted for
+// it alone (nil cmd: only the restriction, as NewFloor's trial). The
+// returned value says what the ancestors held before the command (see
+// created).
 func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
 	rs, err := f.build()
 	if err != nil {
@@ -410,7 +402,7 @@ func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		if err := rs.restrict(f.nnp); err != nil {
+		if err := rs.restrict(f.nnp); err != nil || cmd == nil {
 			errc <- err
 			return
 		}
