@@ -166,7 +166,12 @@ func StopMarked(mark string, grace time.Duration, spare ...int) int {
 	if mark == "" {
 		return 0
 	}
-	entry := []byte(MarkEnv + "=" + mark)
+	return stopCarrying(MarkEnv+"="+mark, grace, spare...)
+}
+
+// stopCarrying is StopMarked for the environment entry env ("NAME=value").
+func stopCarrying(env string, grace time.Duration, spare ...int) int {
+	entry := []byte(env)
 	skip := map[int]bool{0: true, 1: true}
 	for _, pg := range spare {
 		skip[pg] = true

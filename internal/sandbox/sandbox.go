@@ -11,9 +11,11 @@
 //     running in sandbox mode).
 //   - [WorkingCopySandbox]: each command runs in an ephemeral copy of the
 //     checkout, made by [CopyCheckout] and removed when the call ends, in a
-//     process group that is killed when the call ends (kill-on-drop). What the
-//     command writes never reaches the real folder, and the call reports the
-//     hash of the copy as the command left it ([HashDir], docs/sandbox.md).
+//     process group that is killed when the call ends (kill-on-drop), with
+//     whatever else carries the call's mark. What the command writes under
+//     the copy (through its links into the checkout too) never reaches the
+//     real folder, and the call reports the hash of the copy as the command
+//     left it ([HashDir], docs/sandbox.md).
 //     It is not a security boundary: a command that names an absolute path
 //     still reaches the host, with the host's permissions and network.
 //

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,11 +12,13 @@ import (
 
 // WorkingCopySandbox runs each command in an ephemeral copy of the checkout
 // (CopyCheckout), in the command's place in it, on a NoSandbox with
-// KillOnDrop: the command's process group, and whatever else holds its
-// output, is stopped as the call ends, whatever the run's mode. The copy's
-// hash (HashDir) is taken after that, and the copy removed. A background
-// command (Start) gets a copy of its own, removed once it has ended and its
-// group been stopped.
+// KillOnDrop: the command's process group, whatever else holds its output,
+// and every process that carries the call's own mark (CallMarkEnv, a
+// double-forked setsid daemon that holds no pipe) are stopped as the call
+// ends, whatever the run's mode. The copy's hash (HashDir) is taken after
+// that, and the copy removed. A
+// background command (Start) gets a copy and a mark of its own, its
+// processes stopped and its copy removed once it has ended or been stopped.
 //
 // What a command writes under the copy, through the copy's links into the
 // checkout included (CopyCheckout makes them point into the copy), never
@@ -33,6 +36,31 @@ type WorkingCopySandbox struct {
 	mu     sync.Mutex
 	live   map[*WorkDir]bool // copies not yet removed
 	closed bool
+	wg     sync.WaitGroup // Start's watchers, added to under mu while not closed
+}
+
+// CallMarkEnv is the variable a working-copy command gets, besides the
+// session's MarkEnv (left as it is), with a value of the call's own: what
+// the command started, wherever it went, is found by it and stopped as the
+// call ends.
+const CallMarkEnv = "NODWYN_CALL"
+
+// callMark gives c a fresh call mark in its environment (c.Env nil is this
+// process's environment) and returns the entry to look for.
+func callMark(c *Command) string {
+	entry := CallMarkEnv + "=" + NewMark()
+	env := c.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, CallMarkEnv+"=") {
+			out = append(out, kv)
+		}
+	}
+	c.Env = append(out, entry)
+	return entry
 }
 
 // NewWorkingCopy returns a WorkingCopySandbox over host for checkout;
@@ -67,22 +95,37 @@ func (w *WorkingCopySandbox) Capabilities() Caps {
 	return c
 }
 
-// Materialize makes a fresh copy of checkout (which must be the sandbox's
-// checkout or inside it); Close removes it if the caller has not.
+// Materialize makes a fresh copy of checkout, which must be the sandbox's
+// checkout or inside it (an error otherwise); Close removes it if the
+// caller has not.
 func (w *WorkingCopySandbox) Materialize(ctx context.Context, checkout string) (*WorkDir, error) {
+	abs, err := filepath.Abs(checkout)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the checkout %q: %w", checkout, err)
+	}
+	if rel, err := filepath.Rel(w.checkout, abs); err != nil || !filepath.IsLocal(rel) {
+		return nil, fmt.Errorf("sandbox: %s is not inside the working copy's checkout %s", abs, w.checkout)
+	}
 	w.mu.Lock()
 	closed := w.closed
 	w.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("sandbox: closed")
 	}
-	wd, err := CopyCheckout(ctx, checkout, w.base, w.env, w.skip)
+	wd, err := CopyCheckout(ctx, abs, w.base, w.env, w.skip)
 	if err != nil {
 		return nil, err
 	}
 	w.mu.Lock()
-	w.live[wd] = true
+	closed = w.closed
+	if !closed {
+		w.live[wd] = true
+	}
 	w.mu.Unlock()
+	if closed { // Close ran while the copy was made
+		_ = wd.Remove()
+		return nil, fmt.Errorf("sandbox: closed")
+	}
 	return wd, nil
 }
 
@@ -124,8 +167,9 @@ func unreadableNote(wd *WorkDir) string {
 	return fmt.Sprintf("[the working copy left out %d path(s) it was not permitted to read: %s]", wd.Unreadable, names)
 }
 
-// Run runs c in a fresh copy of the checkout, kill-on-drop, and reports
-// the copy's hash after it.
+// Run runs c in a fresh copy of the checkout, kill-on-drop (its group, the
+// holders of its output and what carries its call mark), and reports the
+// copy's hash after it.
 func (w *WorkingCopySandbox) Run(ctx context.Context, c Command) (Output, error) {
 	wd, err := w.Materialize(ctx, w.checkout)
 	if err != nil {
@@ -138,7 +182,9 @@ func (w *WorkingCopySandbox) Run(ctx context.Context, c Command) (Output, error)
 	}
 	c.Dir = dir
 	c.Handling, c.LeaveRunning = KillOnDrop, false
+	entry := callMark(&c)
 	out, err := w.host.Run(ctx, c)
+	stopCarrying(entry, w.host.StopGrace())
 	if note := unreadableNote(wd); note != "" {
 		out.Trailer = WithTrailer(out.Trailer, note)
 	}
@@ -150,8 +196,11 @@ func (w *WorkingCopySandbox) Run(ctx context.Context, c Command) (Output, error)
 	return out, err
 }
 
-// Start starts c in the background in a copy of its own, removed once the
-// process has ended (or been stopped) and its group been stopped.
+// Start starts c in the background in a copy of its own, with a call mark
+// of its own: once the process has ended (or been stopped), its group and
+// what carries its mark are stopped and the copy removed. It starts and
+// registers the process under the lock Close takes first, so a concurrent
+// Close either refuses it or stops it.
 func (w *WorkingCopySandbox) Start(c Command, out *os.File) (*Process, error) {
 	wd, err := w.Materialize(context.Background(), w.checkout)
 	if err != nil {
@@ -163,15 +212,27 @@ func (w *WorkingCopySandbox) Start(c Command, out *os.File) (*Process, error) {
 		return nil, &StartError{Program: c.program(), Err: err}
 	}
 	c.Dir = dir
+	entry := callMark(&c)
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		w.remove(wd)
+		return nil, &StartError{Program: c.program(), Err: errors.New("the sandbox is closed")}
+	}
 	p, err := w.host.Start(c, out)
 	if err != nil {
+		w.mu.Unlock()
 		w.remove(wd)
 		return nil, err
 	}
-	p.onEnd = func() { w.remove(wd) }
-	w.host.wg.Add(1)
+	p.onEnd = func() {
+		stopCarrying(entry, p.grace)
+		w.remove(wd)
+	}
+	w.wg.Add(1)
+	w.mu.Unlock()
 	go func() {
-		defer w.host.wg.Done()
+		defer w.wg.Done()
 		<-p.exited
 		if GroupAlive(p.Pgid) {
 			StopGroup(p.Pgid, p.grace)
@@ -181,13 +242,14 @@ func (w *WorkingCopySandbox) Start(c Command, out *os.File) (*Process, error) {
 	return p, nil
 }
 
-// Close stops everything through the NoSandbox beneath and removes the
-// copies still there.
+// Close stops everything through the NoSandbox beneath, waits for Start's
+// processes to be dealt with, and removes the copies still there.
 func (w *WorkingCopySandbox) Close() error {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
 	err := w.host.Close()
+	w.wg.Wait()
 	w.mu.Lock()
 	var left []*WorkDir
 	for wd := range w.live {

@@ -66,7 +66,8 @@ func TestWorkingCopyCommandsNeverReachTheFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	wc := newWorkingCopy(t, folder)
-	out, err := wc.Run(context.Background(), shellLine(folder, "cat tracked.txt; rm tracked.txt; echo x > new.txt; echo y >> sub/keep.go; mkdir -p build && echo o > build/a.o; pwd"))
+	c := shellLine(folder, "cat tracked.txt; rm tracked.txt; echo x > new.txt; echo y >> sub/keep.go; mkdir -p build && echo o > build/a.o; pwd")
+	out, err := wc.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,9 +170,141 @@ func TestWorkingCopyKillsWhatTheCommandStarted(t *testing.T) {
 	c := shellLine(folder, "echo $$; sleep 300")
 	c.Timeout, c.LeaveRunning = 500*time.Millisecond, true
 	out, _ := wc.Run(context.Background(), c)
-	pid, _ := strconv.Atoi(strings.TrimSpace(strings.Split(out.Out, "\n")[0]))
-	if out.LeftRunning || (pid > 0 && PidAlive(pid)) {
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.Split(out.Out, "\n")[0]))
+	if err != nil || pid <= 0 {
+		t.Fatalf("at its time limit: no pid in the output %q: %v", out.Out, err)
+	}
+	if out.LeftRunning || PidAlive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("at its time limit the command was left running: %+v", out)
+	}
+}
+
+// daemonLine starts a setsid daemon that leaves the process group and holds
+// no pipe, writing its pid to pidFile before the line goes on.
+func daemonLine(pidFile string) string {
+	return "setsid sh -c 'echo $$ > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; exec sleep 300' </dev/null >/dev/null 2>&1 & " +
+		"while [ ! -s " + pidFile + " ]; do sleep 0.01; done"
+}
+
+func readPid(t *testing.T, pidFile string) int {
+	t.Helper()
+	b, err := os.ReadFile(pidFile)
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || perr != nil || pid <= 0 {
+		t.Fatalf("the daemon's pid: %q %v %v", b, err, perr)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	return pid
+}
+
+// Kill-on-drop reaches what left the process group and holds no pipe (a
+// setsid daemon): the call's own mark finds it as the call ends, in
+// sandbox mode (Release) too, and a background command's as it ends.
+func TestWorkingCopyStopsADaemonAsTheCallEnds(t *testing.T) {
+	for _, release := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stop", true: "release"}[release], func(t *testing.T) {
+			folder := t.TempDir()
+			host := NewHost(HostOptions{Mark: NewMark(), Release: release, StopGrace: 500 * time.Millisecond})
+			wc, err := NewWorkingCopy(host, folder, t.TempDir(), os.Environ(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer wc.Close()
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			c := shellLine(folder, daemonLine(pidFile))
+			c.Handling = map[bool]Handling{false: Stop, true: Release}[release]
+			out, err := wc.Run(context.Background(), c)
+			if err != nil || out.ExitCode != 0 {
+				t.Fatalf("%q exit %d %v", out.Out, out.ExitCode, err)
+			}
+			if pid := readPid(t, pidFile); PidAlive(pid) {
+				t.Errorf("the setsid daemon %d still runs after Run returned", pid)
+			}
+
+			bgFile := filepath.Join(t.TempDir(), "pid")
+			f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			p, err := wc.Start(shellLine(folder, daemonLine(bgFile)), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-p.Exited()
+			pid := readPid(t, bgFile)
+			eventually(t, "the background command's daemon to be stopped", func() bool { return !PidAlive(pid) })
+		})
+	}
+}
+
+// Start and Close at once: every process started is stopped and every copy
+// removed by the time Close returns (run with -race: the registration and
+// Close's wait are ordered).
+func TestWorkingCopyStartRacesClose(t *testing.T) {
+	folder := t.TempDir()
+	put(t, folder, "a.txt", "a\n")
+	ran := 0
+	for i := range 20 {
+		host := NewHost(HostOptions{Mark: NewMark(), StopGrace: 200 * time.Millisecond})
+		base := t.TempDir()
+		wc, err := NewWorkingCopy(host, folder, base, os.Environ(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		started := make(chan *Process, 1)
+		go func() {
+			p, _ := wc.Start(shellLine(folder, "exec sleep 300"), f)
+			started <- p
+		}()
+		if i%2 == 1 {
+			time.Sleep(time.Duration(i) * time.Millisecond)
+		}
+		wc.Close()
+		p := <-started
+		if p != nil {
+			if p.State() == nil {
+				p.Stop()
+				t.Errorf("round %d: the process %d still runs after Close", i, p.Pgid)
+			}
+		}
+		f.Close()
+		if ents, _ := os.ReadDir(base); len(ents) != 0 {
+			t.Errorf("round %d: copies left after Close: %v", i, ents)
+		}
+		if p != nil {
+			ran++
+		}
+	}
+	t.Logf("%d of 20 started before Close", ran)
+}
+
+// Materialize copies only the checkout or a folder inside it.
+func TestWorkingCopyMaterializeStaysInTheCheckout(t *testing.T) {
+	parent := t.TempDir()
+	folder := filepath.Join(parent, "ck")
+	put(t, folder, "sub/a.txt", "a\n")
+	put(t, parent, "other/b.txt", "b\n")
+	put(t, parent, "ckx/c.txt", "c\n")
+	wc := newWorkingCopy(t, folder)
+	for _, bad := range []string{parent, filepath.Join(parent, "other"), folder + "/../other", folder + "x", "sub"} {
+		if wd, err := wc.Materialize(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "is not inside") {
+			t.Errorf("Materialize(%s): %v, %v", bad, wd, err)
+			wd.Remove()
+		}
+	}
+	for _, good := range []string{folder, folder + "/sub", folder + "/sub/../"} {
+		wd, err := wc.Materialize(context.Background(), good)
+		if err != nil {
+			t.Errorf("Materialize(%s): %v", good, err)
+			continue
+		}
+		wd.Remove()
 	}
 }
 
