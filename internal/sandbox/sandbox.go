@@ -14,8 +14,8 @@
 //     process group that is killed when the call ends (kill-on-drop), with
 //     whatever else carries the call's mark. What the command writes under
 //     the copy (through its links into the checkout too) never reaches the
-//     real folder, and the call reports the hash of the copy as the command
-//     left it ([HashDir], docs/sandbox.md).
+//     real folder, and with Command.Hash the call reports the hash of the
+//     copy as the command left it ([HashDir], docs/sandbox.md).
 //     It is not a security boundary: a command that names an absolute path
 //     still reaches the host, with the host's permissions and network.
 //
@@ -84,6 +84,9 @@ type Command struct {
 	LeaveRunning bool
 	Handling     Handling
 	MaxOutput    int // bytes of output kept (head and tail); 0: 1 MiB
+	// Hash asks a WorkingCopySandbox for the copy's hash after the command
+	// (Output.WorkDirHash); without it the copy is not hashed.
+	Hash bool
 }
 
 func (c Command) program() string {
@@ -106,7 +109,7 @@ type Output struct {
 	Cancelled   bool // ctx ended first; Run's error is ctx's
 	Pgid        int  // the process group the command ran in
 	// WorkDirHash is the hash of the working copy after the command
-	// (WorkingCopySandbox only): "sha256:<hex>", see HashDir.
+	// (WorkingCopySandbox with Command.Hash only): "sha256:<hex>", see HashDir.
 	WorkDirHash string
 }
 

@@ -16,7 +16,7 @@ import (
 // and every process that carries the call's own mark (CallMarkEnv, a
 // double-forked setsid daemon that holds no pipe) are stopped as the call
 // ends, whatever the run's mode. The copy's hash (HashDir) is taken after
-// that, and the copy removed. A
+// that when the command asks for it (Command.Hash), and the copy removed. A
 // background command (Start) gets a copy and a mark of its own, its
 // processes stopped and its copy removed once it has ended or been stopped.
 //
@@ -168,8 +168,8 @@ func unreadableNote(wd *WorkDir) string {
 }
 
 // Run runs c in a fresh copy of the checkout, kill-on-drop (its group, the
-// holders of its output and what carries its call mark), and reports the
-// copy's hash after it.
+// holders of its output and what carries its call mark), and with c.Hash
+// reports the copy's hash after it.
 func (w *WorkingCopySandbox) Run(ctx context.Context, c Command) (Output, error) {
 	wd, err := w.Materialize(ctx, w.checkout)
 	if err != nil {
@@ -187,6 +187,9 @@ func (w *WorkingCopySandbox) Run(ctx context.Context, c Command) (Output, error)
 	stopCarrying(entry, w.host.StopGrace())
 	if note := unreadableNote(wd); note != "" {
 		out.Trailer = WithTrailer(out.Trailer, note)
+	}
+	if !c.Hash {
+		return out, err
 	}
 	if h, herr := HashDir(wd.Path); herr == nil {
 		out.WorkDirHash = h

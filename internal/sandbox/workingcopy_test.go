@@ -67,6 +67,7 @@ func TestWorkingCopyCommandsNeverReachTheFolder(t *testing.T) {
 	}
 	wc := newWorkingCopy(t, folder)
 	c := shellLine(folder, "cat tracked.txt; rm tracked.txt; echo x > new.txt; echo y >> sub/keep.go; mkdir -p build && echo o > build/a.o; pwd")
+	c.Hash = true
 	out, err := wc.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +125,9 @@ func TestWorkingCopyHashFollowsTheContent(t *testing.T) {
 	wc := newWorkingCopy(t, folder)
 	h := func(line string) string {
 		t.Helper()
-		out, err := wc.Run(context.Background(), shellLine(folder, line))
+		c := shellLine(folder, line)
+		c.Hash = true
+		out, err := wc.Run(context.Background(), c)
 		if err != nil || out.ExitCode != 0 {
 			t.Fatalf("%s: %v exit %d %s", line, err, out.ExitCode, out.Out)
 		}
@@ -138,6 +141,11 @@ func TestWorkingCopyHashFollowsTheContent(t *testing.T) {
 	}
 	if a, b := h("true"), h("printf b > a.txt"); a == b {
 		t.Errorf("a changed byte does not change the hash")
+	}
+	// Without Hash the copy is not hashed.
+	out, err := wc.Run(context.Background(), shellLine(folder, "true"))
+	if err != nil || out.WorkDirHash != "" {
+		t.Errorf("a command that did not ask for it got the hash %q (%v)", out.WorkDirHash, err)
 	}
 }
 
