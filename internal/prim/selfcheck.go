@@ -83,7 +83,9 @@ func (t *Tools) runTests(ctx context.Context, a *argReader) (Result, error) {
 }
 
 func (t *Tools) validate(ctx context.Context, tool, check, command string, limit time.Duration) (Result, error) {
-	o, err := t.runLine(ctx, command, limit, false)
+	c := t.command(command, limit, false)
+	c.Hash = true // the work dir's hash is the evidence's
+	o, err := t.sb.Run(ctx, c)
 	res, err := t.shellResult(tool, o, err)
 	if err != nil || res.IsError && o.Pgid == 0 {
 		return res, err // cancelled, or it could not start: nothing was validated

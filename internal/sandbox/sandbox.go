@@ -138,7 +138,7 @@ type Caps struct {
 	Mode        Mode
 	Copy        bool // commands run in a copy of the checkout; what they write is discarded
 	KillOnDrop  bool // nothing a command starts outlives its call
-	KernelFloor bool // the kernel denies the credential paths (issue 10); false for both here
+	KernelFloor bool // the kernel floor (Floor) denies the credential paths to every command
 	Network     bool // commands reach the network as the host does
 	HostPaths   bool // absolute paths reach the host's files
 }
