@@ -139,7 +139,7 @@ func stdoutToFile(st *syntax.Stmt) bool {
 	for _, r := range st.Redirs {
 		fd1 := r.N == nil || r.N.Value == "1"
 		switch r.Op {
-		case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll:
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
 			if !fd1 {
 				continue
 			}

@@ -100,11 +100,11 @@ func LandlockABI() (int, error) {
 	case unix.ENOSYS:
 		return 0, errors.New("this kernel has no Landlock (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK)")
 	case unix.EOPNOTSUPP:
-		return 0, errors.New("Landlock is built into this kernel but not enabled (add landlock to the lsm= boot parameter)")
+		return 0, errors.New("this kernel has Landlock built in but not enabled (add landlock to the lsm= boot parameter)")
 	case unix.EPERM:
 		return 0, errors.New("the Landlock system calls are refused here (a seccomp profile or a container runtime that blocks them)")
 	}
-	return 0, fmt.Errorf("Landlock: %v", e)
+	return 0, fmt.Errorf("the Landlock probe failed: %v", e)
 }
 
 // Floor is the kernel floor for one session: the paths it denies and the
@@ -136,7 +136,7 @@ func NewFloor(deny, except []string) (*Floor, error) {
 		return nil, err
 	}
 	if abi < 2 {
-		return nil, fmt.Errorf("Landlock ABI %d (Linux before 5.19) refuses every rename and link between directories under a ruleset, which would break git and package managers; the floor needs ABI 2", abi)
+		return nil, fmt.Errorf("this kernel's Landlock ABI %d (Linux before 5.19) refuses every rename and link between directories under a ruleset, which would break git and package managers; the floor needs ABI 2", abi)
 	}
 	f := &Floor{abi: abi, gone: map[fileID]string{}}
 	f.nnp = !hasCapSysAdmin()
@@ -235,7 +235,7 @@ func (f *Floor) build() (*ruleset, error) {
 	// 8 bytes; newer kernels accept a longer one whose tail is zero).
 	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), 16, 0)
 	if e != 0 {
-		return nil, fmt.Errorf("Landlock: making a ruleset: %v", e)
+		return nil, fmt.Errorf("making a Landlock ruleset: %v", e)
 	}
 	rs := &ruleset{fd: int(fd), listed: map[string]map[string]bool{}}
 
@@ -295,7 +295,7 @@ func (f *Floor) build() (*ruleset, error) {
 			if err := rs.addAt(dfd, ent.Name(), handled, gone); err != nil {
 				dir.Close()
 				rs.close()
-				return nil, fmt.Errorf("Landlock: a rule for %s: %w", p, err)
+				return nil, fmt.Errorf("a Landlock rule for %s: %w", p, err)
 			}
 		}
 		dir.Close()
@@ -374,11 +374,11 @@ func (r *ruleset) restrict(nnp bool) error {
 	if nnp {
 		// Per thread, like the ruleset: nodwyn's other threads keep it unset.
 		if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
-			return fmt.Errorf("Landlock: no_new_privs: %v", e)
+			return fmt.Errorf("setting no_new_privs for the Landlock ruleset: %v", e)
 		}
 	}
 	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(r.fd), 0, 0); e != 0 {
-		return fmt.Errorf("Landlock: restricting the command: %v", e)
+		return fmt.Errorf("restricting the command with Landlock: %v", e)
 	}
 	return nil
 }
