@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -28,8 +29,10 @@ import (
 // ancestors of each denied path are walked from "/", each entry of an
 // ancestor that is neither denied nor an ancestor itself gets every right
 // (a directory) or the file rights (a file), and the denied subtrees get
-// nothing. The ruleset is built again for each command, so what was created
-// since the last one is covered.
+// nothing. The ruleset is built again for a command when what it was built
+// from has changed since the last (an entry made, removed or renamed in an
+// ancestor, a denied path appeared or replaced), so what was created since
+// is covered; otherwise the last one is used again.
 //
 // An ancestor itself gets only what is harmless when its denied subtrees
 // inherit it: list it, make entries in it (files, directories, links, FIFOs,
@@ -116,7 +119,9 @@ type Floor struct {
 	abi    int
 	nnp    bool // set no_new_privs before restricting (no CAP_SYS_ADMIN)
 
-	mu sync.Mutex
+	mu     sync.Mutex
+	last   *ruleset // the last build, reused while fresh
+	builds int      // how many builds (tests)
 	// gone are the denied paths' files as the floor has seen them, by
 	// device and inode: an entry of an ancestor that is one of them (a
 	// denied directory renamed within its parent, a hard link) is not
@@ -218,6 +223,28 @@ func hasCapSysAdmin() bool {
 type ruleset struct {
 	fd     int
 	listed map[string]map[string]bool // ancestor → its entries' names at build
+
+	// What the build saw, so the next command can tell whether a new build
+	// would differ (fresh): each denied path's file (zero: none there) and
+	// each ancestor's stamp, and when the build began.
+	deniedIDs []fileID
+	stamps    map[string]stamp
+	began     time.Time
+}
+
+// stamp is what says a directory's entries are as they were: making,
+// removing or renaming an entry changes its mtime and ctime.
+type stamp struct {
+	id           fileID
+	mtime, ctime unix.Timespec
+}
+
+func stampOf(path string) (stamp, bool) {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return stamp{}, false
+	}
+	return stamp{fileID{uint64(st.Dev), st.Ino}, st.Mtim, st.Ctim}, true
 }
 
 func (r *ruleset) close() {
@@ -227,8 +254,10 @@ func (r *ruleset) close() {
 	}
 }
 
-// build makes the ruleset for one command from the file system as it is now.
+// build makes the ruleset for one command from the file system as it is
+// now. f.mu is held.
 func (f *Floor) build() (*ruleset, error) {
+	began := time.Now()
 	handled := handledRights(f.abi)
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
 	// The size of the fields up to Handled_access_net (ABI 1's struct was
@@ -237,18 +266,19 @@ func (f *Floor) build() (*ruleset, error) {
 	if e != 0 {
 		return nil, fmt.Errorf("making a Landlock ruleset: %v", e)
 	}
-	rs := &ruleset{fd: int(fd), listed: map[string]map[string]bool{}}
+	rs := &ruleset{fd: int(fd), listed: map[string]map[string]bool{}, stamps: map[string]stamp{}, began: began,
+		deniedIDs: make([]fileID, len(f.deny))}
 
 	denied := map[string]bool{}
 	ancestors := map[string]bool{}
-	f.mu.Lock()
-	for _, d := range f.deny {
+	for i, d := range f.deny {
 		var st unix.Stat_t
 		if unix.Lstat(d, &st) != nil {
 			continue // nothing there to deny now
 		}
 		denied[d] = true
-		f.gone[fileID{uint64(st.Dev), st.Ino}] = d
+		rs.deniedIDs[i] = fileID{uint64(st.Dev), st.Ino}
+		f.gone[rs.deniedIDs[i]] = d
 		for a := filepath.Dir(d); ; a = filepath.Dir(a) {
 			ancestors[a] = true
 			if a == "/" {
@@ -257,7 +287,6 @@ func (f *Floor) build() (*ruleset, error) {
 		}
 	}
 	gone := f.gone
-	defer f.mu.Unlock()
 
 	if len(denied) == 0 {
 		// Nothing to deny: everything is granted.
@@ -273,6 +302,11 @@ func (f *Floor) build() (*ruleset, error) {
 	}
 	sort.Strings(names)
 	for _, a := range names {
+		// Stamped before it is read: a change made while it is read
+		// changes the stamp, and the next command builds again.
+		if st, ok := stampOf(a); ok {
+			rs.stamps[a] = st
+		}
 		if err := rs.add(a, llAncestorRights&handled, handled); err != nil {
 			rs.close()
 			return nil, err
@@ -383,6 +417,60 @@ func (r *ruleset) restrict(nnp bool) error {
 	return nil
 }
 
+// fresh reports whether a build now would make the same ruleset as rs:
+// the same denied paths there (the same files), and every ancestor's
+// entries as they were (its stamp unchanged). An ancestor changed within a
+// second before rs's build is not trusted to be unchanged (its timestamps
+// may be coarser than the change that followed the read), nor one that
+// cannot be read now. f.mu is held.
+func (f *Floor) fresh(rs *ruleset) bool {
+	for i, d := range f.deny {
+		var st unix.Stat_t
+		var id fileID
+		if unix.Lstat(d, &st) == nil {
+			id = fileID{uint64(st.Dev), st.Ino}
+		}
+		if id != rs.deniedIDs[i] {
+			return false
+		}
+	}
+	for a, was := range rs.stamps {
+		now, ok := stampOf(a)
+		if !ok || now != was {
+			return false
+		}
+		if m := time.Unix(was.mtime.Unix()); !m.Before(rs.began.Add(-time.Second)) {
+			return false
+		}
+		if c := time.Unix(was.ctime.Unix()); !c.Before(rs.began.Add(-time.Second)) {
+			return false
+		}
+	}
+	return true
+}
+
+// current is the ruleset for a command starting now: the last one when a
+// build would make the same (fresh), else a new one. The caller closes what
+// it gets (its own copy of the descriptor).
+func (f *Floor) current() (*ruleset, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.last == nil || !f.fresh(f.last) {
+		rs, err := f.build()
+		if err != nil {
+			return nil, err
+		}
+		f.last.close()
+		f.last = rs
+		f.builds++
+	}
+	fd, err := unix.FcntlInt(uintptr(f.last.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the Landlock ruleset: %v", err)
+	}
+	return &ruleset{fd: fd, listed: f.last.listed}, nil
+}
+
 // floorStart is one command started under the floor: what the note after it
 // needs.
 type floorStart struct {
@@ -394,7 +482,7 @@ type floorStart struct {
 // returned value says what the ancestors held before the command (see
 // created).
 func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
-	rs, err := f.build()
+	rs, err := f.current()
 	if err != nil {
 		return nil, err
 	}

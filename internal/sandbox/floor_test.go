@@ -363,6 +363,8 @@ func BenchmarkFloorBuild(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	for b.Loop() {
 		rs, err := f.build()
 		if err != nil {
@@ -445,5 +447,44 @@ func writeWheel(t *testing.T, path string) {
 	w.Write([]byte(record.String()))
 	if err := z.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The last ruleset is used again while nothing it was built from changed,
+// and built again when something did: an entry made in an ancestor (the
+// next command may read it), a denied path that appears where nothing of
+// the floor's was (made by someone else: the user's own aws configure).
+func TestFloorBuildsAgainWhenWhatItDeniesChanges(t *testing.T) {
+	needFloor(t)
+	h := newCanaryHome(t)
+	elsewhere := filepath.Join(t.TempDir(), "other")
+	os.MkdirAll(elsewhere, 0o755)
+	h.deny = append(h.deny, filepath.Join(elsewhere, ".kube"))
+	sb := h.host(t, true)
+	f := sb.Floor()
+	builds := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.builds }
+	time.Sleep(1100 * time.Millisecond) // the ancestors' last change is old enough to trust
+	h.run(t, sb, `true`)
+	n := builds()
+	for range 3 {
+		h.run(t, sb, `true`)
+	}
+	if builds() != n {
+		t.Errorf("%d builds for commands that changed nothing; want the last one used again", builds()-n)
+	}
+	h.run(t, sb, `echo late > ~/.late`)
+	if o := h.run(t, sb, `cat ~/.late`); o.ExitCode != 0 {
+		t.Errorf("a file made in the home by the last command is not readable:\n%s", o.Text())
+	}
+	if builds() == n {
+		t.Errorf("no new build after the home changed")
+	}
+	time.Sleep(1100 * time.Millisecond)
+	h.run(t, sb, `true`)
+	p := filepath.Join(elsewhere, ".kube", "config")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	os.WriteFile(p, []byte(canary+"\n"), 0o600)
+	if o := h.run(t, sb, `cat `+p); o.ExitCode == 0 || h.leaked(t, o) {
+		t.Errorf("a denied directory that appeared since the last build is readable:\n%s", o.Text())
 	}
 }
