@@ -4,9 +4,17 @@ package main
 
 import (
 	"os"
+	"runtime"
 
 	"github.com/nodwyn/nodwyn/internal/cli"
 )
+
+// The main goroutine keeps the main thread, so no other goroutine ever runs
+// on it: the kernel floor restricts a fresh thread for each command, and the
+// main thread is the process's identity for /proc and ptrace (a restricted
+// one would put nodwyn in the command's Landlock domain). The floor checks
+// for it too.
+func init() { runtime.LockOSThread() }
 
 func main() {
 	if cli.RunWatchdog() { // started by a run as its watchdog: nothing else

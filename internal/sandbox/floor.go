@@ -482,6 +482,42 @@ type floorStart struct {
 // returned value says what the ancestors held before the command (see
 // created).
 func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
+	var start func() error
+	if cmd != nil {
+		start = cmd.Start
+	}
+	rs, err := f.restricted(start)
+	if err != nil {
+		return nil, err
+	}
+	return &floorStart{listed: rs.listed}, nil
+}
+
+// Do runs fn on an OS thread of its own restricted by the floor, and ends
+// the thread after: for nodwyn's own opens of a path the model chose (the
+// file tools), so the kernel refuses a denied file however the path was
+// swapped between the guard's judgement and the open. fn must not start
+// goroutines whose system calls need the restriction (they run elsewhere)
+// nor need what the floor denies (the data directory: a backup is written
+// outside fn).
+func (f *Floor) Do(fn func() error) error {
+	if f == nil {
+		return fn()
+	}
+	ferr := error(nil)
+	_, err := f.restricted(func() error { ferr = fn(); return nil })
+	if err != nil {
+		return err
+	}
+	return ferr
+}
+
+// restricted runs then (nil: nothing) on a fresh OS thread restricted by the
+// current ruleset. The thread is never the process's main thread: a
+// restricted main thread cannot end with its goroutine, so it would stay,
+// and the process's leader, which /proc and ptrace judge, would be in the
+// command's domain (the command could read nodwyn's memory).
+func (f *Floor) restricted(then func() error) (*ruleset, error) {
 	rs, err := f.current()
 	if err != nil {
 		return nil, err
@@ -489,17 +525,36 @@ func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
 	defer rs.close()
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		if err := rs.restrict(f.nnp); err != nil || cmd == nil {
-			errc <- err
-			return
-		}
-		errc <- cmd.Start()
+		runtime.LockOSThread()
+		f.onLockedThread(rs, then, errc)
 	}()
 	if err := <-errc; err != nil {
 		return nil, err
 	}
-	return &floorStart{listed: rs.listed}, nil
+	return rs, nil
+}
+
+// onLockedThread restricts the calling thread, which its goroutine has
+// locked, and runs then on it; the thread then ends with the goroutine
+// (never unlocked). On the main thread it restricts nothing: it keeps the
+// main thread locked while another goroutine, which cannot run there, does
+// the work, then gives the main thread back as it was.
+func (f *Floor) onLockedThread(rs *ruleset, then func() error, errc chan<- error) {
+	if unix.Gettid() == unix.Getpid() {
+		inner := make(chan error, 1)
+		go func() {
+			runtime.LockOSThread()
+			f.onLockedThread(rs, then, inner)
+		}()
+		errc <- <-inner
+		runtime.UnlockOSThread()
+		return
+	}
+	if err := rs.restrict(f.nnp); err != nil || then == nil {
+		errc <- err
+		return
+	}
+	errc <- then()
 }
 
 // created lists what is in the ancestor directories now that was not when

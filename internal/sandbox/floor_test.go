@@ -9,9 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // canaryHome is a temporary home with a canary in each denied directory,
@@ -487,4 +491,79 @@ func TestFloorBuildsAgainWhenWhatItDeniesChanges(t *testing.T) {
 	if o := h.run(t, sb, `cat `+p); o.ExitCode == 0 || h.leaked(t, o) {
 		t.Errorf("a denied directory that appeared since the last build is readable:\n%s", o.Text())
 	}
+}
+
+// A command under the floor cannot ptrace nodwyn: the thread the floor
+// restricts is never the process's main thread (which would put nodwyn's
+// identity in the command's domain). Without the floor, as root, it can
+// (so the test shows something).
+func TestFloorNeverRestrictsTheMainThread(t *testing.T) {
+	needFloor(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3")
+	}
+	h := newCanaryHome(t)
+	line := `python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid = ` + strconv.Itoa(os.Getpid()) + `
+if libc.ptrace(0x4206, pid, 0, 0) != 0: sys.exit("attach refused: %d" % ctypes.get_errno())
+print("attached")'` // PTRACE_SEIZE: the tracee is not stopped, and is let go as the tracer exits
+	if os.Geteuid() == 0 {
+		if o := h.run(t, h.host(t, false), line); !strings.Contains(o.Out, "attached") {
+			t.Logf("without the floor the attach did not succeed here (no CAP_SYS_PTRACE?): %s", o.Text())
+		}
+	}
+	sb := h.host(t, true)
+	for i := range 15 {
+		if o := h.run(t, sb, line); strings.Contains(o.Out, "attached") {
+			t.Fatalf("command %d under the floor attached to nodwyn:\n%s", i, o.Text())
+		}
+	}
+}
+
+// Nothing the floor restricts runs on the process's main thread: called
+// there (TestMain runs on it), the floor does the work on another thread and
+// the main thread can still read what the floor denies.
+func testFloorLeavesTheMainThread(m *testing.M) string {
+	if _, err := LandlockABI(); err != nil {
+		return ""
+	}
+	dir, err := os.MkdirTemp("", "floor-main-")
+	if err != nil {
+		return err.Error()
+	}
+	defer os.RemoveAll(dir)
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("x"), 0o600)
+	f, err := NewFloor([]string{dir}, nil)
+	if err != nil {
+		return err.Error()
+	}
+	rs, err := f.current()
+	if err != nil {
+		return err.Error()
+	}
+	defer rs.close()
+	errc := make(chan error, 1)
+	var tid int
+	f.onLockedThread(rs, func() error { tid = unix.Gettid(); _, err := os.ReadFile(secret); return err }, errc)
+	if err := <-errc; err == nil {
+		return "the floor's work read a denied file"
+	}
+	if tid == unix.Getpid() {
+		return "the floor's work ran on the main thread"
+	}
+	if _, err := os.ReadFile(secret); err != nil {
+		return "after the floor's work the main thread is restricted: " + err.Error()
+	}
+	return ""
+}
+
+func TestMain(m *testing.M) {
+	runtime.LockOSThread() // the main goroutine on the main thread
+	if msg := testFloorLeavesTheMainThread(m); msg != "" {
+		fmt.Fprintln(os.Stderr, "TestMain: "+msg)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
 }
