@@ -35,15 +35,18 @@ import (
 // is covered; otherwise the last one is used again.
 //
 // An ancestor itself gets only what is harmless when its denied subtrees
-// inherit it: list it, make entries in it (files, directories, links, FIFOs,
-// sockets), write a file (so a new ~/.bashrc or ~/.gitconfig.lock can be
-// written) and remove a file (so git config --global can rename its lock
-// over ~/.gitconfig, and rm ~/x works). It never gets read, execute,
-// truncate, remove-directory or refer: a denied file cannot be read, run,
-// truncated or linked or moved out of its directory, and a denied directory
-// cannot be moved away. What a command creates directly in an ancestor
-// during that command is writable but not readable until the next command's
-// ruleset names it; Run says so when such a command fails.
+// inherit it: list it, and make a directory in it. Anything more would be
+// inherited by the denied directories too: making or writing a file there
+// would let a command plant ~/.ssh/config (a ProxyCommand), ~/.aws/config
+// (a credential_process) or nodwyn's own config.toml (a base_url that sends
+// the key away); removing a file would let it replace one; a link would let
+// it point one at a file of its own. So a file cannot be made or removed
+// directly in an ancestor (a new ~/solution.sh, git config --global's lock
+// file, rm ~/x); a directory can be made there (mkdir ~/.cache) and is
+// granted in full from the next command on. Run says so when a command under
+// the floor fails. A denied file cannot be read, run, written, truncated,
+// replaced or linked or moved out of its directory, and a denied directory
+// cannot be moved away.
 //
 // Go applies a Landlock ruleset to the calling thread only, unless asked
 // for all of them: the floor restricts a fresh OS thread that its goroutine
@@ -70,10 +73,7 @@ const (
 	llFileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
 		unix.LANDLOCK_ACCESS_FS_READ_FILE | llTruncate | llIoctlDev
 	// What an ancestor of a denied path gets: see the comment above.
-	llAncestorRights = unix.LANDLOCK_ACCESS_FS_READ_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
-		unix.LANDLOCK_ACCESS_FS_MAKE_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_SYM |
-		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK |
-		unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE
+	llAncestorRights = unix.LANDLOCK_ACCESS_FS_READ_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_DIR
 )
 
 // handledRights are the rights a ruleset handles (denies unless granted) on
@@ -580,27 +580,44 @@ func (s *floorStart) created() []string {
 	return out
 }
 
-// createdNote is the line Run adds when a command under the floor failed
-// after creating entries directly in an ancestor of a denied directory.
-func createdNote(paths []string) string {
-	const max = 5
-	shown := make([]string, 0, max)
-	var empty []string
-	for i, p := range paths {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-			empty = append(empty, p)
-		}
-		if i < max {
-			shown = append(shown, p)
-		}
+// ancestors are the directories the command's ruleset gave only the
+// ancestors' rights, sorted.
+func (s *floorStart) ancestors() []string {
+	if s == nil {
+		return nil
 	}
-	s := strings.Join(shown, ", ")
-	if len(paths) > max {
-		s += fmt.Sprintf(" and %d more", len(paths)-max)
+	out := make([]string, 0, len(s.listed))
+	for a := range s.listed {
+		out = append(out, a)
 	}
-	note := "[kernel floor: new since this command started, beside a directory the floor denies: " + s + ". What is made directly there can be written but not read or run until the next command, which grants it in full; a file opened read-write as it is made (a lock file, a temporary file) fails"
-	if len(empty) > 0 {
-		note += "; left empty: " + strings.Join(empty, ", ") + " (remove it if the command meant it as a lock or temporary file)"
+	sort.Strings(out)
+	return out
+}
+
+// floorNote is the line Run adds when a command under the floor failed
+// where the floor may be why: it made directories beside a denied one
+// (made: which it could not write into yet), or it was refused something
+// (output names a permission error).
+func floorNote(s *floorStart, made []string, output string) string {
+	if s == nil || (len(made) == 0 && !strings.Contains(output, "Permission denied") && !strings.Contains(output, "Operation not permitted")) {
+		return ""
+	}
+	anc := s.ancestors()
+	if len(anc) == 0 {
+		return ""
+	}
+	note := "[kernel floor: " + strings.Join(anc, ", ") + " hold directories the floor denies, so under it nothing can be made or removed directly in them but directories, and a new directory can be written into from the next command"
+	if len(made) > 0 {
+		const max = 5
+		shown := made
+		if len(shown) > max {
+			shown = shown[:max]
+		}
+		note += "; new since this command started: " + strings.Join(shown, ", ")
+		if len(made) > max {
+			note += fmt.Sprintf(" and %d more", len(made)-max)
+		}
+		note += " (run what failed again)"
 	}
 	return note + "]"
 }

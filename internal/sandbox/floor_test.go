@@ -207,18 +207,31 @@ func TestFloorRefusesWritesThatMatter(t *testing.T) {
 	sb := h.host(t, true)
 	for _, line := range []string{
 		`echo evil > ~/.ssh/authorized_keys`,
+		`echo evil >> ~/.ssh/authorized_keys`,
 		`: > ~/.ssh/id_rsa`,
 		`truncate -s 0 ~/.aws/credentials`,
 		`mv ~/.ssh ~/x`,
 		`rm -rf ~/.kube`,
-		`echo x > ~/.config/nodwyn/config.toml && cat ~/.config/nodwyn/config.toml`,
+		`rm ~/.ssh/id_rsa`,
+		`printf 'Host *\n  ProxyCommand sh -c "cat ~/.ssh/id_rsa > /tmp/k"\n' > ~/.ssh/config`,
+		`ln -s /tmp/evil-config ~/.ssh/config`,
+		`printf '[default]\ncredential_process = sh -c id\n' >> ~/.aws/config`,
+		`echo 'base_url = "http://127.0.0.1:9/v1"' > ~/.config/nodwyn/config.toml`,
+		`echo '(display 1)' > ~/.config/nodwyn/init.scm`,
+		`rm ~/.config/nodwyn/credentials && echo x > ~/.config/nodwyn/credentials`,
+		`echo x > ~/.local/share/nodwyn/journal/key2`,
 	} {
 		o := h.run(t, sb, line)
 		if o.ExitCode == 0 {
 			t.Errorf("%s: went through under the floor:\n%s", line, o.Text())
 		}
 	}
-	for _, rel := range []string{".ssh/authorized_keys", ".ssh/id_rsa", ".aws/credentials"} {
+	for _, rel := range []string{".ssh/config", ".aws/config", ".config/nodwyn/config.toml", ".config/nodwyn/init.scm", ".local/share/nodwyn/journal/key2"} {
+		if _, err := os.Lstat(filepath.Join(h.home, rel)); err == nil {
+			t.Errorf("%s was made under the floor", rel)
+		}
+	}
+	for _, rel := range []string{".ssh/authorized_keys", ".ssh/id_rsa", ".aws/credentials", ".config/nodwyn/credentials"} {
 		if b, _ := os.ReadFile(filepath.Join(h.home, rel)); !strings.HasPrefix(string(b), canary) {
 			t.Errorf("%s changed: %q", rel, b)
 		}
@@ -231,17 +244,17 @@ func TestFloorLetsOrdinaryWorkThrough(t *testing.T) {
 	h := newCanaryHome(t)
 	sb := h.host(t, true)
 	lines := []string{
-		`echo hi > ~/.newrc && echo again >> ~/.newrc`,         // a new file directly in the home
-		`cat ~/.newrc | grep -q again`,                         // read in the next call
-		`mkdir ~/.cache && echo x > ~/.cache/f`,                // mkdir ~/.cache, a file in it
-		`cat ~/.cache/f && rm ~/.cache/f && rm -rf ~/.cache/*`, // the next call reads and removes it
-		`echo more >> ~/.bashrc && cp ~/.bashrc ~/.bashrc.bak`, // an existing dotfile
-		`echo 's' > f && sed -i 's/s/S/' f && rm f`,            // sed -i in the folder
-		`ls -a ~ | grep -q .bashrc && ls ~/.config`,            // listing the home
-		`echo t > $TMPDIR/f && cat $TMPDIR/f`,                  // the scratch directory, under the data directory
-		`echo w > out.txt && cat out.txt && rm out.txt`,        // the folder
-		`echo tmp > /tmp/nodwyn-floor-test-$$ && rm /tmp/nodwyn-floor-test-$$`,
-		`rm ~/.newrc`,
+		`mkdir ~/.newdir`, // a new directory directly in the home
+		`echo hi > ~/.newdir/rc && cat ~/.newdir/rc`, // written and read from the next call
+		`mkdir -p ~/.config/newtool && ls ~/.config`, // in ~/.config, which holds ~/.config/nodwyn
+		`echo x > ~/.config/newtool/f && rm -rf ~/.config/newtool/*`,
+		`echo more >> ~/.bashrc && cp ~/.bashrc ~/.newdir/bak`,                                 // an existing dotfile
+		`echo 's' > f && sed -i 's/s/S/' f && rm f`,                                            // sed -i in the folder
+		`ls -a ~ | grep -q .bashrc && ls ~/.config`,                                            // listing the home
+		`echo t > $TMPDIR/f && cat $TMPDIR/f`,                                                  // the scratch directory, under the data directory
+		`echo w > out.txt && cat out.txt && rm out.txt`,                                        // the folder
+		`d=$(mktemp -d /var/tmp/nodwyn-floor.XXXXXX) && echo x > $d/f && cat $d/f && rm -r $d`, // elsewhere on the machine
+		`rm -rf ~/.newdir/*`,
 		// The home archived and copied: made, without what is denied.
 		`tar czf h.tgz -C ~ . 2>/dev/null; tar tzf h.tgz | grep -qx './.bashrc' && ! tar tzf h.tgz | grep -q id_rsa`,
 		`cp -r ~ dst 2>/dev/null; test -f dst/.bashrc && ! test -e dst/.ssh/id_rsa`,
@@ -264,12 +277,25 @@ func TestFloorSaysWhatANewEntryBesideADeniedOneCannotDoYet(t *testing.T) {
 	needFloor(t)
 	h := newCanaryHome(t)
 	sb := h.host(t, true)
-	o := h.run(t, sb, `echo x > ~/solution.sh && cat ~/solution.sh`)
-	if o.ExitCode == 0 || !strings.Contains(o.Trailer, "kernel floor") || !strings.Contains(o.Trailer, filepath.Join(h.home, "solution.sh")) {
-		t.Fatalf("no note on the new entry:\n%s", o.Text())
+	o := h.run(t, sb, `mkdir ~/work && echo x > ~/work/solution.sh`)
+	if o.ExitCode == 0 || !strings.Contains(o.Trailer, "kernel floor") || !strings.Contains(o.Trailer, filepath.Join(h.home, "work")) {
+		t.Fatalf("no note on the new directory:\n%s", o.Text())
 	}
-	if o := h.run(t, sb, `cat ~/solution.sh`); o.ExitCode != 0 || strings.Contains(o.Trailer, "kernel floor") {
-		t.Fatalf("the next call should read it:\n%s", o.Text())
+	if o := h.run(t, sb, `echo x > ~/work/solution.sh && cat ~/work/solution.sh`); o.ExitCode != 0 || strings.Contains(o.Trailer, "kernel floor") {
+		t.Fatalf("the next call should write and read in it:\n%s", o.Text())
+	}
+	// A file directly in the home cannot be made: the note says why, and
+	// nothing is left behind.
+	o = h.run(t, sb, `echo x > ~/solution.sh`)
+	if o.ExitCode == 0 || !strings.Contains(o.Trailer, "kernel floor: ") || !strings.Contains(o.Trailer, h.home+",") {
+		t.Fatalf("no note on the refused file:\n%s", o.Text())
+	}
+	if _, err := os.Lstat(filepath.Join(h.home, "solution.sh")); err == nil {
+		t.Errorf("the refused file was left behind")
+	}
+	// A failure that is not the floor's gets no note.
+	if o := h.run(t, sb, `exit 3`); strings.Contains(o.Trailer, "kernel floor") {
+		t.Errorf("a note on a plain failure:\n%s", o.Text())
 	}
 }
 
@@ -304,20 +330,24 @@ func TestFloorLimitsAreSaid(t *testing.T) {
 		t.Skip("needs git")
 	}
 	h := newCanaryHome(t)
+	os.MkdirAll(filepath.Join(h.home, ".cache"), 0o755)
 	sb := h.host(t, true)
 	o := h.run(t, sb, `git config --global user.email a@b.c`)
 	if o.ExitCode == 0 {
 		t.Fatalf("git config --global went through: the floor's limits in docs/sandbox.md are out of date:\n%s", o.Text())
 	}
-	if !strings.Contains(o.Trailer, ".gitconfig.lock") || !strings.Contains(o.Trailer, "empty") {
-		t.Errorf("the note does not name the lock file left behind:\n%s", o.Text())
+	if !strings.Contains(o.Trailer, "kernel floor: ") {
+		t.Errorf("no note on why:\n%s", o.Text())
 	}
-	if o := h.run(t, sb, `rm ~/.gitconfig.lock && git -c user.email=a@b.c config --file ~/.cache-gitconfig user.name A; true`); o.ExitCode != 0 {
-		t.Errorf("removing what was left: %s", o.Text())
+	if o := h.run(t, sb, `git config --file ~/.cache/gitconfig user.name A`); o.ExitCode != 0 {
+		t.Errorf("git config in a directory of the home: %s", o.Text())
 	}
 	h.run(t, sb, `mkdir ~/build`)
 	if o := h.run(t, sb, `rm -rf ~/build`); o.ExitCode == 0 {
 		t.Errorf("a directory directly in the home was removed: the limits are out of date")
+	}
+	if o := h.run(t, sb, `touch ~/new`); o.ExitCode == 0 {
+		t.Errorf("a file was made directly in the home: the limits are out of date")
 	}
 }
 
@@ -476,9 +506,9 @@ func TestFloorBuildsAgainWhenWhatItDeniesChanges(t *testing.T) {
 	if builds() != n {
 		t.Errorf("%d builds for commands that changed nothing; want the last one used again", builds()-n)
 	}
-	h.run(t, sb, `echo late > ~/.late`)
-	if o := h.run(t, sb, `cat ~/.late`); o.ExitCode != 0 {
-		t.Errorf("a file made in the home by the last command is not readable:\n%s", o.Text())
+	h.run(t, sb, `mkdir ~/.late`)
+	if o := h.run(t, sb, `echo late > ~/.late/f && cat ~/.late/f`); o.ExitCode != 0 {
+		t.Errorf("a directory made in the home by the last command is not granted:\n%s", o.Text())
 	}
 	if builds() == n {
 		t.Errorf("no new build after the home changed")

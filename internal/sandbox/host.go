@@ -159,9 +159,9 @@ func (h *NoSandbox) Run(ctx context.Context, c Command) (Output, error) {
 		h.settle(p.out, h.opts.Settle)
 		h.release(p, c.Handling)
 		o.Trailer = exitTrailer(p)
-		if exitCode(p) != 0 {
-			if made := fs.created(); len(made) > 0 {
-				o.Trailer += "\n" + createdNote(made)
+		if fs != nil && exitCode(p) != 0 {
+			if note := floorNote(fs, fs.created(), p.out.peek()); note != "" {
+				o.Trailer += "\n" + note
 			}
 		}
 	case <-limit:
@@ -364,6 +364,13 @@ func (h *NoSandbox) startCapture(r *os.File, pgid, max int) *capture {
 		close(c.eof)
 	}()
 	return c
+}
+
+// peek is what was read so far (head and tail).
+func (c *capture) peek() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
 }
 
 // cutOff cuts the writers from the call: what was read so far is returned,
