@@ -1779,7 +1779,7 @@ func (an *analyzer) deniedNames(code string) {
 			return
 		}
 	}
-	if strings.Contains(code, "/proc") && procWords.MatchString(code) && !an.floorFollows() {
+	if an.mentionsProc(code) {
 		an.deny("/proc", "/proc/*/environ")
 	}
 }

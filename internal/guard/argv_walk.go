@@ -167,8 +167,15 @@ func (an *analyzer) run() (res *argvResult) {
 func (an *analyzer) result() *argvResult {
 	d := an.best
 	if an.floorFollows() {
-		// The kernel refuses what such a line really opens: only what it
-		// names is refused here.
+		// The kernel refuses what such a line really opens in the denied
+		// directories: only what it names is refused here. Not another
+		// process's /proc entries: Landlock's file rules do not cover them
+		// (/proc/<pid>/environ of an unrestricted process was readable under
+		// the floor), so a line that cannot be followed and mentions them is
+		// refused as without the floor.
+		if d.Verdict < Refuse && (an.uncertain || an.built) && an.mentionsProc(an.scanLine) {
+			d = Decision{Verdict: Refuse, Reason: "the line builds a path or a command nodwyn cannot follow before it runs, and it mentions /proc and a process's environment, memory or files, which the kernel floor does not cover, so it was refused and nothing of it ran; write the paths out plainly"}
+		}
 		return an.decided(d)
 	}
 	if d.Verdict < Refuse && an.nearDenied != "" {
@@ -196,8 +203,9 @@ func (an *analyzer) decided(d Decision) *argvResult {
 
 // floorFollows reports whether the kernel floor stands in for the
 // analysis where it cannot follow a line: in sandbox mode with the floor
-// on, a path or a command the analysis cannot follow, or code that
-// mentions /proc and environ together, is no reason to refuse.
+// on, a path or a command the analysis cannot follow is no reason to
+// refuse, unless it is about another process's /proc entries (which the
+// floor does not cover).
 func (an *analyzer) floorFollows() bool { return an.t.Sandbox && an.t.KernelFloor }
 
 // find records a finding; the strictest wins, the first reason at a level.
@@ -737,7 +745,7 @@ func (an *analyzer) scanText(s string, code bool) {
 				return
 			}
 		}
-		if strings.Contains(s, "/proc") && procWords.MatchString(s) && !an.floorFollows() {
+		if an.mentionsProc(s) {
 			an.deny("/proc", "/proc/*/environ")
 		}
 		if !an.t.Sandbox {
@@ -751,6 +759,22 @@ func (an *analyzer) scanText(s string, code bool) {
 }
 
 var procWords = regexp.MustCompile(`\b(environ|mem|cwd|root|fd)\b`)
+
+// procPath is the narrower reading with the kernel floor in sandbox mode:
+// /proc followed on the same line by one of procWords (/proc/%d/environ,
+// os.path.join("/proc", pid, "environ")), so a script that reads
+// os.environ and, elsewhere, /proc/cpuinfo is not refused for it.
+var procPath = regexp.MustCompile(`/proc\b[^\n]{0,60}?\b(environ|mem|cwd|root|fd)\b`)
+
+// mentionsProc reports whether text is about another process's /proc
+// entries: procWords anywhere with /proc, or with the floor in sandbox
+// mode the narrower procPath.
+func (an *analyzer) mentionsProc(text string) bool {
+	if an.floorFollows() {
+		return procPath.MatchString(text)
+	}
+	return strings.Contains(text, "/proc") && procWords.MatchString(text)
+}
 
 // codeWord reports whether code contains name not glued to a longer
 // identifier (os.environ is not .env).

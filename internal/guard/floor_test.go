@@ -223,3 +223,21 @@ func TestCredentialDaemonsAreRefusedWithTheFloor(t *testing.T) {
 		}
 	}
 }
+
+// Another process's /proc entries are not the floor's to refuse (Landlock's
+// file rules do not cover /proc/<pid>/environ of an unrestricted process):
+// a line that cannot be followed and is about them stays refused with the
+// floor in sandbox mode.
+func TestFloorDoesNotStandInForProc(t *testing.T) {
+	e := newTestEnv(t)
+	var cases []floorCase
+	for _, l := range []string{
+		`python3 -c "import os; print(open('/proc/%d/environ' % os.getppid()).read())"`,
+		`python3 -c "import os; print(open(os.path.join('/proc', str(os.getppid()), 'environ')).read())"`,
+		`p=environ; cat /proc/1/$p`,
+		`n=$(pgrep -o bash); python3 -c "print(open('/proc/$n/mem', 'rb').read(10))"`,
+	} {
+		cases = append(cases, floorCase{l, Refuse, Refuse})
+	}
+	checkFloorCases(t, e, true, cases)
+}

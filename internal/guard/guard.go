@@ -36,13 +36,15 @@
 //
 // With the kernel floor (Options.KernelFloor, set by the session only when
 // Landlock really denies the denylist's directories to every command the
-// run starts; Landlock's ptrace rule also keeps a command from reading the
-// /proc/<pid>/environ or mem of a process outside its own domain, nodwyn
-// included) what the analysis merely cannot follow is the kernel's to
-// refuse. In sandbox mode a line that builds a path or a command from a
-// value the analysis cannot know, or whose code mentions /proc and environ
-// together, is no longer refused for that (testdata/exfil.txt tags those
-// lines "floor:"), and the content scan does not ask about a sed s command
+// run starts; Landlock's ptrace rule keeps a command from attaching to a
+// process outside its own domain, nodwyn included, but reading another
+// process's /proc/<pid>/environ was not refused on the kernel tested) what
+// the analysis merely cannot follow in the denied directories is the
+// kernel's to refuse. In sandbox mode a line that builds a path or a
+// command from a value the analysis cannot know is no longer refused for
+// that (testdata/exfil.txt tags those lines "floor:"), unless it mentions
+// /proc and a process's environ, mem, fd, cwd or root, which stay refused
+// as without the floor, and the content scan does not ask about a sed s command
 // that removes a key (the key in its pattern, not in its replacement). In
 // both modes a denied directory named only in prose no command opens (a
 // quoted sentence without expansions echoed or printf'd into a file, git
