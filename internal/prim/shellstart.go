@@ -1,12 +1,15 @@
 package prim
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nodwyn/nodwyn/internal/sandbox"
@@ -23,6 +26,7 @@ type bgProc struct {
 	command string
 	pgid    int
 	outPath string
+	outID   [2]uint64 // the output file's device and inode, as made
 	proc    *sandbox.Process
 }
 
@@ -75,16 +79,28 @@ func (t *Tools) shellStart(a *argReader) (Result, error) {
 	id := "bg" + strconv.Itoa(t.bgSeq)
 	t.mu.Unlock()
 	outPath := filepath.Join(dir, "shell-"+id+".out")
-	f, err := os.OpenFile(outPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	// The directory is in the scratch directory, which commands may write:
+	// a new file only (never through a link put there), known after by its
+	// device and inode.
+	f, err := os.OpenFile(outPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		os.Remove(outPath) // a link or a file a command put there: not ours
+		f, err = os.OpenFile(outPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
+	}
 	if err != nil {
 		return failf("shell-start: could not make the output file: %v", err), nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return Result{}, fmt.Errorf("prim: shell-start: %w", err)
 	}
 	p, err := t.sb.Start(t.command(command, 0, false), f)
 	f.Close()
 	if err != nil {
 		return failf("shell-start: %v", err), nil
 	}
-	b := &bgProc{id: id, command: command, pgid: p.Pgid, outPath: outPath, proc: p}
+	b := &bgProc{id: id, command: command, pgid: p.Pgid, outPath: outPath, outID: [2]uint64{uint64(st.Dev), st.Ino}, proc: p}
 	t.mu.Lock()
 	t.bg = append(t.bg, b)
 	t.mu.Unlock()
@@ -118,7 +134,12 @@ func (t *Tools) shellRead(a *argReader) (Result, error) {
 		return failf("shell-read: %s", msg), nil
 	}
 	status, code := b.status() // before reading, so output after "ended" is complete
-	f, err := os.Open(b.outPath)
+	// Opened as nodwyn made it, or not at all: a command may have put a
+	// link, or another file, in its place (nodwyn reads unrestricted).
+	f, err := os.OpenFile(b.outPath, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return failf("shell-read: %s's output file %s was replaced by a link since it was made; nothing of it was read", id, b.outPath), nil
+	}
 	if err != nil {
 		return failf("shell-read: could not open %s's output %s: %v", id, b.outPath, err), nil
 	}
@@ -126,6 +147,9 @@ func (t *Tools) shellRead(a *argReader) (Result, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return Result{}, fmt.Errorf("prim: shell-read: %w", err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || [2]uint64{uint64(st.Dev), st.Ino} != b.outID {
+		return failf("shell-read: %s's output file %s was replaced since it was made; nothing of it was read", id, b.outPath), nil
 	}
 	size := fi.Size()
 	from := max(0, size-int64(t.opts.MaxOutput))

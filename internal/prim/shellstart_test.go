@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func startBg(t *testing.T, tools *Tools, command string) (id string, pid int) {
@@ -119,5 +120,42 @@ func TestShellStartWithoutScratch(t *testing.T) {
 	tools.Close()
 	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
 		t.Errorf("the output directory %s is left: %v", filepath.Dir(path), err)
+	}
+}
+
+// A command that puts a link (to a file nodwyn must not show) in place of
+// its own output file gets nothing through shell-read: nodwyn reads the
+// file it made, or says it was replaced. A link planted where the output
+// file will be is not followed as it is made.
+func TestShellReadReadsOnlyTheFileItMade(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("SECRET-canary\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tools := newTools(t, Options{})
+	res := run(t, tools, "shell-start", map[string]any{"command": `f=$(readlink /proc/$$/fd/1); rm "$f"; ln -s ` + secret + ` "$f"; sleep 5`})
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	time.Sleep(300 * time.Millisecond)
+	out := run(t, tools, "shell-read", map[string]any{"id": "bg1"})
+	if strings.Contains(out.Output, "SECRET-canary") || !strings.Contains(out.Output, "was replaced") {
+		t.Errorf("shell-read after the output file was swapped for a link: %q", out.Output)
+	}
+	// The next output file's name, planted as a link beforehand.
+	dir := filepath.Dir(strings.Fields(strings.SplitAfter(res.Output, "its output goes to ")[1])[0])
+	if err := os.Symlink(secret, filepath.Join(dir, "shell-bg2.out")); err != nil {
+		t.Fatal(err)
+	}
+	res = run(t, tools, "shell-start", map[string]any{"command": `echo mine`})
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if b, _ := os.ReadFile(secret); string(b) != "SECRET-canary\n" {
+		t.Errorf("the file the planted link named was written: %q", b)
+	}
+	if out := run(t, tools, "shell-read", map[string]any{"id": "bg2"}); strings.Contains(out.Output, "SECRET") || !strings.Contains(out.Output, "mine") {
+		t.Errorf("shell-read bg2: %q", out.Output)
 	}
 }
