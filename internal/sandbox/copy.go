@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -120,9 +119,11 @@ func copyGitEnv(env []string) []string {
 // (slash-separated, relative to checkout) before it is copied, and a path it
 // is true for is left out (a directory with all it holds).
 //
-// On an error the partial copy is removed. It is not a security boundary:
-// a directory swapped for a link while the copy is made can still be
-// followed.
+// The checkout is read, and the copy written, one name at a time from an
+// open directory, never following a link (the checkout's own name aside):
+// a directory that a running command swaps for a link while the copy is
+// made (a link to ~/.ssh, exchanged with renameat2) is left out, not
+// followed, on either side. On an error the partial copy is removed.
 func CopyCheckout(ctx context.Context, checkout, base string, env []string, skip func(rel string) bool) (*WorkDir, error) {
 	abs, err := filepath.Abs(checkout)
 	if err != nil {
@@ -157,14 +158,18 @@ func CopyCheckout(ctx context.Context, checkout, base string, env []string, skip
 		real = src
 	}
 	c := &copier{ctx: ctx, src: src, real: real, dst: dst, w: w, skip: skip, dirs: map[string]bool{".": true}, walked: map[string]bool{}}
-	if inGit {
+	err = c.root()
+	if err == nil && inGit {
 		err = c.copyListed(listed)
-	} else {
-		err = c.walk(".", false)
+	} else if err == nil {
+		var f int
+		if f, err = openSource(c.at[0].src, ".", unix.O_RDONLY|unix.O_DIRECTORY); err == nil {
+			err = c.walk(os.NewFile(uintptr(f), src), c.at[0].dst, ".", false)
+		} else {
+			err = fmt.Errorf("sandbox: copying %s: %w", src, err)
+		}
 	}
-	if err == nil {
-		err = c.setDirModes()
-	}
+	c.close()
 	if err != nil {
 		_ = w.Remove()
 		return nil, err
@@ -211,7 +216,11 @@ func gitListing(ctx context.Context, dir string, env []string) (listed []string,
 	return slices.Compact(listed), true, nil
 }
 
-// copier makes one working copy.
+// copier makes one working copy. It reads the checkout and writes the copy
+// through directory descriptors, one name at a time, never following a
+// link on the way (openat with O_NOFOLLOW at every level): a directory that
+// a running command swaps for a link (to ~/.ssh, say) while the copy is
+// made is not followed, whether on the checkout's side or the copy's.
 type copier struct {
 	ctx      context.Context
 	src, dst string
@@ -220,12 +229,41 @@ type copier struct {
 	skip     func(rel string) bool
 	dirs     map[string]bool // source directory (rel) → it is a real directory, made in the copy
 	walked   map[string]bool // directories copied whole: what is listed under them is already there
-	modes    []dirMode       // directories made, in the order made
+	// at are the directories copyListed is in, from the root down: each
+	// one below the root opened from the one above.
+	at []level
 }
 
-type dirMode struct {
-	rel  string
-	perm fs.FileMode
+// A level is one directory of the checkout, opened as a path (O_PATH: its
+// search permission is enough), and the same directory in the copy.
+type level struct {
+	rel      string
+	src, dst int
+}
+
+// root opens the checkout (named through a link, perhaps) and the copy:
+// the first level.
+func (c *copier) root() error {
+	src, err := unix.Open(c.src, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: opening the checkout %s: %w", c.src, err)
+	}
+	dst, err := unix.Open(c.dst, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(src)
+		return fmt.Errorf("sandbox: opening the working copy %s: %w", c.dst, err)
+	}
+	c.at = []level{{rel: ".", src: src, dst: dst}}
+	return nil
+}
+
+// close closes the levels' descriptors, the root's too.
+func (c *copier) close() {
+	for _, l := range c.at {
+		unix.Close(l.src)
+		unix.Close(l.dst)
+	}
+	c.at = nil
 }
 
 // copyListed copies git's listing.
@@ -234,14 +272,16 @@ func (c *copier) copyListed(listed []string) error {
 		if err := c.ctx.Err(); err != nil {
 			return fmt.Errorf("sandbox: copying %s: %w", c.src, err)
 		}
-		ok, err := c.parent(path.Dir(rel))
+		ok, err := c.enter(path.Dir(rel))
 		if err != nil {
 			return err
 		}
 		if !ok {
 			continue
 		}
-		fi, err := os.Lstat(filepath.Join(c.src, rel))
+		top, name := c.at[len(c.at)-1], path.Base(rel)
+		var st unix.Stat_t
+		err = unix.Fstatat(top.src, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // tracked, deleted in the work tree
 		}
@@ -250,54 +290,111 @@ func (c *copier) copyListed(listed []string) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("sandbox: copying %s: %w", c.src, err)
+			return fmt.Errorf("sandbox: copying %s: %w", c.src, &os.PathError{Op: "lstat", Path: filepath.Join(c.src, rel), Err: err})
 		}
 		if c.excluded(rel) {
 			continue
 		}
-		if fi.IsDir() {
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			c.walked[rel] = true
-			if err := c.mkdir(rel, fi.Mode()); err != nil {
-				return err
-			}
-			if err := c.walk(rel, true); err != nil {
+			if err := c.dir(top.src, top.dst, name, rel, true); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := c.entry(rel, fi.Mode()); err != nil {
+		// Not a directory in the copy, whatever it is when a path under it
+		// comes (a link that has become a directory since).
+		c.dirs[rel] = false
+		if err := c.entry(top.src, top.dst, name, rel, modeOf(st.Mode)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// parent reports whether rel, a directory of the source, is a real
-// directory (itself and every directory above it, none a link, none copied
-// whole already, none excluded), making it in the copy if so.
-func (c *copier) parent(rel string) (bool, error) {
-	if ok, seen := c.dirs[rel]; seen {
-		return ok, nil
+// modeOf is the fs.FileMode of a stat's st_mode (the type and permission
+// bits).
+func modeOf(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFREG:
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	default:
+		mode |= fs.ModeDevice
 	}
-	up, err := c.parent(path.Dir(rel))
-	if err != nil || !up {
-		c.dirs[rel] = false
-		return false, err
+	return mode
+}
+
+// under reports whether the slash path rel is dir or below it.
+func under(rel, dir string) bool {
+	return dir == "." || rel == dir || strings.HasPrefix(rel, dir+"/")
+}
+
+// enter makes the source directory rel the one copyListed is in, and
+// reports whether it is a real directory (itself and every directory above
+// it, none a link, none copied whole already, none excluded), making it in
+// the copy if so.
+func (c *copier) enter(rel string) (bool, error) {
+	for len(c.at) > 1 && !under(rel, c.at[len(c.at)-1].rel) {
+		l := c.at[len(c.at)-1]
+		unix.Close(l.src)
+		unix.Close(l.dst)
+		c.at = c.at[:len(c.at)-1]
 	}
-	if c.walked[rel] || c.excluded(rel) {
-		c.dirs[rel] = false
-		return false, nil
+	for {
+		top := c.at[len(c.at)-1]
+		if top.rel == rel {
+			return true, nil
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(rel, top.rel+"/"), "/")
+		if top.rel == "." {
+			name, _, _ = strings.Cut(rel, "/")
+		}
+		sub := path.Join(top.rel, name)
+		ok, seen := c.dirs[sub]
+		if seen && !ok {
+			return false, nil
+		}
+		if !seen && (c.walked[sub] || c.excluded(sub)) {
+			c.dirs[sub] = false
+			return false, nil
+		}
+		src, err := openSource(top.src, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+		if err != nil { // gone, a link or not a directory (any more)
+			c.dirs[sub] = false
+			return false, nil
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(src, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			unix.Close(src)
+			c.dirs[sub] = false
+			return false, nil
+		}
+		var dst int
+		if seen { // made already, left since
+			dst, err = unix.Openat(top.dst, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				err = fmt.Errorf("sandbox: opening %s in the working copy: %w", sub, err)
+			}
+		} else {
+			dst, err = c.mkdir(top.dst, name, sub, modeOf(st.Mode))
+		}
+		if err != nil {
+			unix.Close(src)
+			return false, err
+		}
+		c.dirs[sub] = true
+		c.at = append(c.at, level{rel: sub, src: src, dst: dst})
 	}
-	fi, err := os.Lstat(filepath.Join(c.src, rel))
-	if err != nil || !fi.IsDir() {
-		c.dirs[rel] = false
-		return false, nil
-	}
-	if err := c.mkdir(rel, fi.Mode()); err != nil {
-		return false, err
-	}
-	c.dirs[rel] = true
-	return true, nil
 }
 
 // maxUnreadablePaths is how many paths UnreadablePaths keeps.
@@ -311,9 +408,12 @@ func (c *copier) unreadable(rel string) {
 	}
 }
 
-// openSource opens a file or directory of the checkout to copy it; a test
-// replaces it to see what a refused open does.
-var openSource = func(name string, flag int) (*os.File, error) { return os.OpenFile(name, flag, 0) }
+// openSource opens the entry name of the checkout's directory dir (a
+// descriptor) to copy it; a test replaces it to see what a refused open
+// does.
+var openSource = func(dir int, name string, flag int) (int, error) {
+	return unix.Openat(dir, name, flag|unix.O_CLOEXEC, 0)
+}
 
 // excluded asks skip about rel, counting a yes.
 func (c *copier) excluded(rel string) bool {
@@ -324,26 +424,55 @@ func (c *copier) excluded(rel string) bool {
 	return false
 }
 
-// walk copies the entries of the source directory rel (made in the copy
-// already), leaving out those named .git when noGit.
-func (c *copier) walk(rel string, noGit bool) error {
-	flag := os.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NOFOLLOW
-	if rel == "." {
-		flag &^= syscall.O_NOFOLLOW // the checkout may be named through a link
+// dir copies the directory name of the checkout's directory src, rel from
+// the checkout's root, into the copy's directory dst, leaving out the
+// entries named .git when noGit. A directory that has become a link or
+// something else since it was seen is left out, not followed; one that
+// cannot be opened for want of permission is left empty.
+func (c *copier) dir(src, dst int, name, rel string, noGit bool) error {
+	from := filepath.Join(c.src, rel)
+	s, err := openSource(src, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+	if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) || errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
-	d, err := openSource(filepath.Join(c.src, rel), flag)
+	var st unix.Stat_t
+	if err == nil {
+		if serr := unix.Fstat(s, &st); serr != nil {
+			unix.Close(s)
+			return fmt.Errorf("sandbox: copying %s: %w", from, serr)
+		}
+	} else if serr := unix.Fstatat(src, name, &st, unix.AT_SYMLINK_NOFOLLOW); serr != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		st.Mode = unix.S_IFDIR | 0o700 // the mode of a directory it cannot open
+	}
+	mode := modeOf(st.Mode)
+	d, merr := c.mkdir(dst, name, rel, mode)
+	if merr != nil {
+		if err == nil {
+			unix.Close(s)
+		}
+		return merr
+	}
+	defer unix.Close(d)
 	if errors.Is(err, fs.ErrPermission) {
 		c.unreadable(rel)
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("sandbox: copying %s: %w", c.src, err)
+		return fmt.Errorf("sandbox: copying %s: %w", c.src, &os.PathError{Op: "open", Path: from, Err: err})
 	}
-	entries, err := d.ReadDir(-1)
-	d.Close()
+	return c.walk(os.NewFile(uintptr(s), from), d, rel, noGit)
+}
+
+// walk copies the entries of the source directory rel, opened for reading
+// as f (which it closes), into the copy's directory dst, leaving out those
+// named .git when noGit.
+func (c *copier) walk(f *os.File, dst int, rel string, noGit bool) error {
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return fmt.Errorf("sandbox: copying %s: %w", c.src, err)
 	}
+	src := int(f.Fd())
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		if err := c.ctx.Err(); err != nil {
@@ -357,37 +486,34 @@ func (c *copier) walk(rel string, noGit bool) error {
 			continue
 		}
 		if e.IsDir() {
-			info, err := e.Info()
-			if err != nil {
-				return fmt.Errorf("sandbox: copying %s: %w", c.src, err)
-			}
-			if err := c.mkdir(sub, info.Mode()); err != nil {
-				return err
-			}
-			if err := c.walk(sub, noGit); err != nil {
+			if err := c.dir(src, dst, e.Name(), sub, noGit); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := c.entry(sub, e.Type()); err != nil {
+		if err := c.entry(src, dst, e.Name(), sub, e.Type()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// entry copies one non-directory: a regular file, a link, or counts another
-// type as skipped.
-func (c *copier) entry(rel string, mode fs.FileMode) error {
+// entry copies one non-directory, name in the checkout's directory src (rel
+// from its root), into the copy's directory dst: a regular file, a link, or
+// counts another type as skipped.
+func (c *copier) entry(src, dst int, name, rel string, mode fs.FileMode) error {
 	switch {
 	case mode.IsRegular():
-		return c.file(rel)
+		return c.file(src, dst, name, rel)
 	case mode&fs.ModeSymlink != 0:
-		target, err := os.Readlink(filepath.Join(c.src, rel))
+		target, err := readlinkAt(src, name)
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, fs.ErrNotExist) {
+			return nil // not a link any more, or gone: left out
+		}
 		if err != nil {
 			return fmt.Errorf("sandbox: copying the link %s: %w", filepath.Join(c.src, rel), err)
 		}
-		if err := os.Symlink(c.linkTarget(rel, target), filepath.Join(c.dst, rel)); err != nil {
+		if err := unix.Symlinkat(c.linkTarget(rel, target), dst, name); err != nil {
 			return fmt.Errorf("sandbox: recreating the link %s in the working copy: %w", rel, err)
 		}
 		c.w.Links++
@@ -395,6 +521,20 @@ func (c *copier) entry(rel string, mode fs.FileMode) error {
 		c.w.Skipped++
 	}
 	return nil
+}
+
+// readlinkAt is the target of the link name in the directory dir.
+func readlinkAt(dir int, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dir, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
 }
 
 // linkTarget is the target the link rel, whose target text is target, gets
@@ -443,22 +583,25 @@ func staysUnder(dir, target string) bool {
 	return true
 }
 
-// file copies the regular file rel, cloning it where the file system can.
-// It is opened without following a link and without blocking (in case it
-// was swapped for a FIFO), and copied only if it is still a regular file.
-func (c *copier) file(rel string) error {
+// file copies the regular file name of the checkout's directory src (rel
+// from its root) into the copy's directory dst, cloning it where the file
+// system can. It is opened without following a link and without blocking
+// (in case it was swapped for a FIFO), and copied only if it is still a
+// regular file.
+func (c *copier) file(src, dst int, name, rel string) error {
 	from := filepath.Join(c.src, rel)
-	s, err := openSource(from, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK)
+	sfd, err := openSource(src, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil // became a link since it was listed: not followed
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, fs.ErrNotExist) {
+			return nil // became a link since it was listed (not followed), or gone
 		}
 		if errors.Is(err, fs.ErrPermission) {
 			c.unreadable(rel)
 			return nil
 		}
-		return fmt.Errorf("sandbox: copying %s: %w", from, err)
+		return fmt.Errorf("sandbox: copying %s: %w", c.src, &os.PathError{Op: "open", Path: from, Err: err})
 	}
+	s := os.NewFile(uintptr(sfd), from)
 	defer s.Close()
 	fi, err := s.Stat()
 	if err != nil {
@@ -468,11 +611,11 @@ func (c *copier) file(rel string) error {
 		c.w.Skipped++
 		return nil
 	}
-	to := filepath.Join(c.dst, rel)
-	d, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	dfd, err := unix.Openat(dst, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return fmt.Errorf("sandbox: copying %s into the working copy: %w", from, err)
 	}
+	d := os.NewFile(uintptr(dfd), filepath.Join(c.dst, rel))
 	if unix.IoctlFileClone(int(d.Fd()), int(s.Fd())) == nil {
 		c.w.Reflinked++
 	} else if _, err := io.Copy(d, s); err != nil {
@@ -491,25 +634,22 @@ func (c *copier) file(rel string) error {
 	return nil
 }
 
-// mkdir makes the directory rel in the copy, u+rwx until setDirModes.
-func (c *copier) mkdir(rel string, mode fs.FileMode) error {
-	if err := os.Mkdir(filepath.Join(c.dst, rel), 0o700); err != nil {
-		return fmt.Errorf("sandbox: making %s in the working copy: %w", rel, err)
+// mkdir makes the directory name, rel from the root, in the copy's
+// directory dst with its source's permission bits plus u+rwx, and returns
+// it opened.
+func (c *copier) mkdir(dst int, name, rel string, mode fs.FileMode) (int, error) {
+	if err := unix.Mkdirat(dst, name, 0o700); err != nil {
+		return -1, fmt.Errorf("sandbox: making %s in the working copy: %w", rel, err)
 	}
-	c.modes = append(c.modes, dirMode{rel: rel, perm: mode.Perm() | 0o700})
-	return nil
-}
-
-// setDirModes gives the directories made their source's permission bits
-// plus u+rwx.
-func (c *copier) setDirModes() error {
-	for _, m := range c.modes {
-		if m.perm == 0o700 {
-			continue
-		}
-		if err := os.Chmod(filepath.Join(c.dst, m.rel), m.perm); err != nil {
-			return fmt.Errorf("sandbox: the mode of %s in the working copy: %w", m.rel, err)
+	d, err := unix.Openat(dst, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("sandbox: opening %s in the working copy: %w", rel, err)
+	}
+	if perm := uint32(mode.Perm() | 0o700); perm != 0o700 {
+		if err := unix.Fchmod(d, perm); err != nil {
+			unix.Close(d)
+			return -1, fmt.Errorf("sandbox: the mode of %s in the working copy: %w", rel, err)
 		}
 	}
-	return nil
+	return d, nil
 }

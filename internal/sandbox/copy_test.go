@@ -10,9 +10,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // copyGit runs git in dir with a config of the test's own (no system or
@@ -613,11 +616,11 @@ func TestCopyCheckoutIgnoresGitDirInTheEnvironment(t *testing.T) {
 func refuseOpen(t *testing.T, refused map[string]error) {
 	t.Helper()
 	orig := openSource
-	openSource = func(name string, flag int) (*os.File, error) {
-		if err, ok := refused[filepath.Base(name)]; ok {
-			return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	openSource = func(dir int, name string, flag int) (int, error) {
+		if err, ok := refused[name]; ok {
+			return -1, err
 		}
-		return orig(name, flag)
+		return orig(dir, name, flag)
 	}
 	t.Cleanup(func() { openSource = orig })
 }
@@ -693,5 +696,89 @@ func TestCopyCheckoutNamesAFewUnreadablePaths(t *testing.T) {
 	w := copyOf(t, dir, nil)
 	if w.Unreadable != 2*maxUnreadablePaths || len(w.UnreadablePaths) != maxUnreadablePaths || w.UnreadablePaths[0] != "f10" {
 		t.Errorf("Unreadable %d %q", w.Unreadable, w.UnreadablePaths)
+	}
+}
+
+// exchange swaps the names a and b (renameat2 RENAME_EXCHANGE) again and
+// again until the test ends, as a command left running in the background
+// can, and returns how many swaps it made so far.
+func exchange(t *testing.T, a, b string) func() int {
+	t.Helper()
+	if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+		t.Skipf("renameat2 RENAME_EXCHANGE: %v", err)
+	}
+	var n atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE) == nil {
+				n.Add(1)
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+	return func() int { return int(n.Load()) }
+}
+
+// A directory exchanged again and again with a link to a private directory
+// while copies are made is never followed: the private file is never in a
+// copy, whichever side of the swap the copier meets.
+func TestCopyCheckoutRaceWithALinkSwappedForADirectory(t *testing.T) {
+	const canary = "CANARY-race-5d1e-kubeconfig"
+	private := t.TempDir()
+	write(t, private, "config", canary, 0o600)
+	write(t, private, "deep/config", canary, 0o600)
+	for _, git := range []bool{false, true} {
+		name := map[bool]string{false: "plain", true: "git"}[git]
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "README", "readme\n", 0o644)
+			write(t, dir, "d/config", "decoy\n", 0o644)
+			write(t, dir, "d/deep/config", "decoy\n", 0o644)
+			link(t, private, filepath.Join(dir, "l"))
+			if git {
+				copyGit(t, dir, "init", "-q")
+				copyGit(t, dir, "add", "-A")
+				copyGit(t, dir, "commit", "-qm", "first")
+			}
+			swaps := exchange(t, filepath.Join(dir, "d"), filepath.Join(dir, "l"))
+			base := t.TempDir()
+			const copies = 150
+			leaked, decoys, failed := 0, 0, 0
+			var firstErr error
+			for range copies {
+				w, err := CopyCheckout(context.Background(), dir, base, os.Environ(), nil)
+				if err != nil { // a race can fail a copy; only a leak fails the test
+					if failed++; firstErr == nil {
+						firstErr = err
+					}
+					continue
+				}
+				got := tree(t, w.Path)
+				for _, d := range got {
+					if strings.Contains(d, canary) {
+						leaked++
+						break
+					}
+				}
+				if strings.Contains(got["d/config"], "decoy") || strings.Contains(got["l/config"], "decoy") {
+					decoys++
+				}
+				if err := w.Remove(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("%d copies, %d swaps: %d with the decoy copied, %d with the private file, %d failed (%v)", copies, swaps(), decoys, leaked, failed, firstErr)
+			if leaked > 0 {
+				t.Errorf("the private file was copied in %d of %d copies", leaked, copies)
+			}
+		})
 	}
 }
