@@ -47,6 +47,12 @@ func (t *Tools) fsFind(ctx context.Context, a *argReader) (Result, error) {
 	if err := validGlob(pattern); err != nil {
 		return failf("fs-find: bad pattern %q: %v", pattern, err), nil
 	}
+	return t.flooredErr("fs-find", func() (Result, error) { return t.find(ctx, pattern, dir, dotSlash) })
+}
+
+// find is fs-find's work, under the kernel floor: the pattern relative to
+// dir.
+func (t *Tools) find(ctx context.Context, pattern, dir string, dotSlash bool) (Result, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return failf("fs-find: %v", cleanErr(err)), nil

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 )
 
 // index-grep {pattern, path, glob, ignore_case}: the lines matching a Go
@@ -59,6 +61,11 @@ func (t *Tools) indexGrep(ctx context.Context, a *argReader) (Result, error) {
 	if pathArg != "" {
 		root = Resolve(t.opts.Folder, pathArg)
 	}
+	return t.flooredErr("index-grep", func() (Result, error) { return t.grep(ctx, pattern, root, glob, re, pre) })
+}
+
+// grep is index-grep's work, under the kernel floor.
+func (t *Tools) grep(ctx context.Context, pattern, root, glob string, re, pre *regexp.Regexp) (Result, error) {
 	fi, err := os.Stat(root)
 	if err != nil {
 		return failf("index-grep: %v", cleanErr(err)), nil
@@ -128,7 +135,15 @@ func (g *grepper) file(abs string) {
 	if g.full {
 		return
 	}
-	fi, err := os.Stat(abs)
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if g.t.deniedOpen(f) != "" {
+		return
+	}
+	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return
 	}
@@ -136,8 +151,8 @@ func (g *grepper) file(abs string) {
 		g.large++
 		return
 	}
-	data, err := os.ReadFile(abs)
-	if err != nil {
+	data, err := io.ReadAll(io.LimitReader(f, maxGrepFileSize+1))
+	if err != nil || len(data) > maxGrepFileSize {
 		return
 	}
 	if isBinary(data) {

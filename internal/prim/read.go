@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // fs-read {path, offset, limit}: a file's lines, numbered ("     1\tline"),
@@ -51,28 +53,37 @@ func (t *Tools) fsRead(a *argReader) (Result, error) {
 		limit = defaultReadLimit
 	}
 	abs := Resolve(t.opts.Folder, p)
+	return t.floored("fs-read", func() Result { return t.readFile(abs, p, offset, limit) }), nil
+}
+
+// readFile is fs-read's work, under the kernel floor: abs is the path p
+// resolved.
+func (t *Tools) readFile(abs, p string, offset, limit int) Result {
 	// O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and
 	// is then refused as not a regular file.
 	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return failf("fs-read: %s", cleanErr(err)), nil
+		return failf("fs-read: %s", cleanErr(err))
 	}
 	defer f.Close()
+	if real := t.deniedOpen(f); real != "" {
+		return t.deniedResult("fs-read", abs, real)
+	}
 	fi, err := f.Stat()
 	if err != nil {
-		return failf("fs-read: %s", cleanErr(err)), nil
+		return failf("fs-read: %s", cleanErr(err))
 	}
 	if fi.IsDir() {
 		return t.listDir(f, abs)
 	}
 	if !fi.Mode().IsRegular() {
-		return failf("fs-read: %s is not a regular file (%s)", t.rel(abs), fi.Mode().Type()), nil
+		return failf("fs-read: %s is not a regular file (%s)", t.rel(abs), fi.Mode().Type())
 	}
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(f)
 	defer func() { br.Reset(nil); readers.Put(br) }()
 	if head, _ := br.Peek(8000); isBinary(head) {
-		return failf("fs-read: %s is a binary file (%d bytes); fs-read shows text only. Look at it with a command, e.g. shell-exec \"file %s\" or \"xxd %s | head\"", t.rel(abs), fi.Size(), p, p), nil
+		return failf("fs-read: %s is a binary file (%d bytes); fs-read shows text only. Look at it with a command, e.g. shell-exec \"file %s\" or \"xxd %s | head\"", t.rel(abs), fi.Size(), p, p)
 	}
 
 	var b strings.Builder
@@ -86,7 +97,7 @@ func (t *Tools) fsRead(a *argReader) (Result, error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return failf("fs-read: %s: %v", t.rel(abs), err), nil
+			return failf("fs-read: %s: %v", t.rel(abs), err)
 		}
 		n++
 		if n < offset || shown >= limit {
@@ -113,9 +124,9 @@ func (t *Tools) fsRead(a *argReader) (Result, error) {
 	rel := t.rel(abs)
 	switch {
 	case n == 0:
-		return Result{Output: fmt.Sprintf("[%s is empty]", rel)}, nil
+		return Result{Output: fmt.Sprintf("[%s is empty]", rel)}
 	case offset > n:
-		return failf("fs-read: %s has %d lines; offset %d is past its end", rel, n, offset), nil
+		return failf("fs-read: %s has %d lines; offset %d is past its end", rel, n, offset)
 	}
 	last := offset + shown - 1
 	if last < n {
@@ -124,7 +135,7 @@ func (t *Tools) fsRead(a *argReader) (Result, error) {
 	if cut > 0 {
 		fmt.Fprintf(&b, "[%d lines longer than %d characters were cut; use shell-exec to see them whole]\n", cut, maxReadLine)
 	}
-	return Result{Output: strings.TrimSuffix(b.String(), "\n")}, nil
+	return Result{Output: strings.TrimSuffix(b.String(), "\n")}
 }
 
 // readLine returns the next line without its "\n" (and "\r"). Of a line
@@ -168,10 +179,10 @@ func isASCII(b []byte) bool {
 	return true
 }
 
-func (t *Tools) listDir(f *os.File, abs string) (Result, error) {
+func (t *Tools) listDir(f *os.File, abs string) Result {
 	ents, err := f.ReadDir(-1)
 	if err != nil {
-		return failf("fs-read: %s", cleanErr(err)), nil
+		return failf("fs-read: %s", cleanErr(err))
 	}
 	names := make([]string, 0, len(ents))
 	for _, e := range ents {
@@ -180,7 +191,7 @@ func (t *Tools) listDir(f *os.File, abs string) (Result, error) {
 		case e.IsDir():
 			name += "/"
 		case e.Type()&os.ModeSymlink != 0:
-			if target, err := os.Readlink(abs + "/" + e.Name()); err == nil {
+			if target, err := readlinkIn(f, e.Name()); err == nil {
 				name += " -> " + target
 			}
 		}
@@ -197,5 +208,33 @@ func (t *Tools) listDir(f *os.File, abs string) (Result, error) {
 		b.WriteString(n)
 		b.WriteByte('\n')
 	}
-	return Result{Output: strings.TrimSuffix(b.String(), "\n")}, nil
+	return Result{Output: strings.TrimSuffix(b.String(), "\n")}
+}
+
+// readlinkIn is the target of the link name in the directory dir, read
+// from dir itself rather than by its name.
+func readlinkIn(dir *os.File, name string) (string, error) {
+	sc, err := dir.SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	var target string
+	cerr := sc.Control(func(fd uintptr) {
+		for size := 256; ; size *= 2 {
+			buf := make([]byte, size)
+			n, rerr := unix.Readlinkat(int(fd), name, buf)
+			if rerr != nil {
+				err = rerr
+				return
+			}
+			if n < size {
+				target = string(buf[:n])
+				return
+			}
+		}
+	})
+	if cerr != nil {
+		return "", cerr
+	}
+	return target, err
 }

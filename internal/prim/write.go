@@ -3,10 +3,12 @@ package prim
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // fs-write {path, content}: writes a whole file, making its parent
@@ -48,32 +50,47 @@ func (t *Tools) fsWrite(a *argReader) (Result, error) {
 	return Result{Output: fmt.Sprintf("wrote %s: %s (%s)", rel, sizeLines(content), what), Changed: []string{abs}}, nil
 }
 
-// readForChange reads the file a tool is about to change. existed is false
-// for a file that does not exist yet; res is set when the tool must stop.
+// readForChange reads the file a tool is about to change, under the kernel
+// floor. existed is false for a file that does not exist yet; res is set
+// when the tool must stop.
 func (t *Tools) readForChange(tool, abs string) (old []byte, mode fs.FileMode, existed bool, res *Result) {
-	fi, err := os.Stat(abs)
-	switch {
-	case os.IsNotExist(err):
-		return nil, 0o644, false, nil
-	case err != nil:
-		r := failf("%s: %s", tool, cleanErr(err))
-		return nil, 0, false, &r
-	case fi.IsDir():
-		r := failf("%s: %s is a directory; give a file's path", tool, t.rel(abs))
-		return nil, 0, false, &r
-	case !fi.Mode().IsRegular():
-		r := failf("%s: %s is not a regular file (%s)", tool, t.rel(abs), fi.Mode().Type())
+	r := t.floored(tool, func() Result {
+		f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		switch {
+		case os.IsNotExist(err):
+			mode = 0o644
+			return Result{}
+		case err != nil:
+			return failf("%s: %s", tool, cleanErr(err))
+		}
+		defer f.Close()
+		if real := t.deniedOpen(f); real != "" {
+			return t.deniedResult(tool, abs, real)
+		}
+		fi, err := f.Stat()
+		switch {
+		case err != nil:
+			return failf("%s: %s", tool, cleanErr(err))
+		case fi.IsDir():
+			return failf("%s: %s is a directory; give a file's path", tool, t.rel(abs))
+		case !fi.Mode().IsRegular():
+			return failf("%s: %s is not a regular file (%s)", tool, t.rel(abs), fi.Mode().Type())
+		}
+		if old, err = io.ReadAll(f); err != nil {
+			return failf("%s: %s", tool, cleanErr(err))
+		}
+		mode, existed = fi.Mode().Perm(), true
+		return Result{}
+	})
+	if r.IsError {
 		return nil, 0, false, &r
 	}
-	old, err = os.ReadFile(abs)
-	if err != nil {
-		r := failf("%s: %s", tool, cleanErr(err))
-		return nil, 0, false, &r
-	}
-	return old, fi.Mode().Perm(), true, nil
+	return old, mode, existed, nil
 }
 
-// commit keeps the previous content (Backup) and writes the new.
+// commit keeps the previous content (Backup, outside the kernel floor: the
+// version store is in nodwyn's data directory) and writes the new, under
+// the floor.
 func (t *Tools) commit(tool, abs string, old []byte, existed bool, mode fs.FileMode, data []byte) *Result {
 	if existed && t.opts.Backup != nil {
 		if err := t.opts.Backup(abs, old); err != nil {
@@ -81,17 +98,43 @@ func (t *Tools) commit(tool, abs string, old []byte, existed bool, mode fs.FileM
 			return &r
 		}
 	}
-	if !existed {
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			r := failf("%s: could not make the directory: %s", tool, cleanErr(err))
-			return &r
-		}
-	}
-	if err := os.WriteFile(abs, data, mode); err != nil {
-		r := failf("%s: %s", tool, cleanErr(err))
+	r := t.floored(tool, func() Result { return t.writeFile(tool, abs, existed, mode, data) })
+	if r.IsError {
 		return &r
 	}
 	return nil
+}
+
+// writeFile writes data to abs (through a link), as os.WriteFile does, but
+// truncates only once the file it opened is judged not denied where it
+// really is.
+func (t *Tools) writeFile(tool, abs string, existed bool, mode fs.FileMode, data []byte) Result {
+	if !existed {
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return failf("%s: could not make the directory: %s", tool, cleanErr(err))
+		}
+	}
+	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, mode)
+	if err != nil {
+		return failf("%s: %s", tool, cleanErr(err))
+	}
+	defer f.Close()
+	if real := t.deniedOpen(f); real != "" {
+		return t.deniedResult(tool, abs, real)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return failf("%s: %s is no longer a regular file; nothing was written", tool, t.rel(abs))
+	}
+	if err := f.Truncate(0); err != nil {
+		return failf("%s: %s", tool, cleanErr(err))
+	}
+	if _, err := f.Write(data); err != nil {
+		return failf("%s: %s", tool, cleanErr(err))
+	}
+	if err := f.Close(); err != nil {
+		return failf("%s: %s", tool, cleanErr(err))
+	}
+	return Result{}
 }
 
 // sizeLines says "12 bytes, 2 lines".

@@ -1,0 +1,69 @@
+package prim
+
+import (
+	"fmt"
+	"os"
+)
+
+// The file tools open by name what the guard judged by name, and a command
+// left running (shell-start) can swap a name on the way between the two: a
+// directory exchanged with a link to ~/.kube (renameat2 RENAME_EXCHANGE)
+// turns the a/config the guard judged into ~/.kube/config when the tool
+// opens it. So what a file tool opens, reads, writes and walks, it does
+// under the session's kernel floor (Options.Floor, sandbox.Floor.Do), on a
+// thread the kernel restricts: a denied file is refused however its name
+// was reached. What must reach nodwyn's own data directory (Options.Backup,
+// the version store) runs outside it.
+//
+// Each file fs-read, fs-write, fs-edit and index-grep opens is also judged
+// again where it really is (its /proc/thread-self/fd entry) against
+// Options.Deny before anything is read from it or written to it: with the
+// floor off this is what stands against the swap, though a write through a
+// swapped name can still create an empty file before it is refused.
+
+// floored runs fn under the kernel floor (none: as it is). When the floor
+// cannot be applied fn does not run and the tool fails.
+func (t *Tools) floored(tool string, fn func() Result) Result {
+	var r Result
+	if err := t.opts.Floor.Do(func() error { r = fn(); return nil }); err != nil {
+		return failf("%s: nothing was opened: the kernel floor could not be applied: %v", tool, err)
+	}
+	return r
+}
+
+// flooredErr is floored for a tool whose work can also end in an error (a
+// cancelled context).
+func (t *Tools) flooredErr(tool string, fn func() (Result, error)) (Result, error) {
+	var ferr error
+	r := t.floored(tool, func() Result {
+		r, err := fn()
+		ferr = err
+		return r
+	})
+	return r, ferr
+}
+
+// deniedOpen says, for a file a tool opened by name, where it really is
+// when Options.Deny denies that ("" when not, or when /proc cannot say).
+func (t *Tools) deniedOpen(f *os.File) string {
+	if t.opts.Deny == nil {
+		return ""
+	}
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return ""
+	}
+	var real string
+	_ = sc.Control(func(fd uintptr) {
+		real, err = os.Readlink(fmt.Sprintf("/proc/thread-self/fd/%d", fd))
+	})
+	if err != nil || !t.opts.Deny(real) {
+		return ""
+	}
+	return real
+}
+
+// deniedResult is the failure for a file that turned out to be denied.
+func (t *Tools) deniedResult(tool, abs, real string) Result {
+	return failf("%s: %s is %s, a denied path, where it really is (a name on the way changed after the path was judged); nothing was read or written", tool, t.rel(abs), real)
+}
