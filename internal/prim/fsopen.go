@@ -17,9 +17,17 @@ import (
 //
 // Each file fs-read, fs-write, fs-edit and index-grep opens is also judged
 // again where it really is (its /proc/thread-self/fd entry) against
-// Options.Deny before anything is read from it or written to it: with the
-// floor off this is what stands against the swap, though a write through a
-// swapped name can still create an empty file before it is refused.
+// Options.Deny before anything is read from it or written to it, and a new
+// file is made in its directory opened and judged the same way, with
+// O_EXCL|O_NOFOLLOW (createNew). With the floor off this is what stands
+// against the swap; what it leaves: a write to a name that is a dangling
+// link, or appears during the call, can still make an empty file through a
+// swapped name before it is refused, and fs-find and the walks of
+// index-grep can list names in a swapped-in directory.
+//
+// The floor lets no file be made directly in a directory that holds a
+// denied one (the home directory, when it is the folder): fs-write makes
+// such a file outside the floor, by createNew only.
 
 // floored runs fn under the kernel floor (none: as it is). When the floor
 // cannot be applied fn does not run and the tool fails.

@@ -1,6 +1,7 @@
 package prim
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,7 +154,7 @@ func TestIndexGrepRaceWithASwappedDirectory(t *testing.T) {
 
 // fs-write and fs-edit of a/config while a is exchanged with a link to a
 // private directory never change the private file with the floor (or Deny):
-// not written, not truncated.
+// not written, not truncated, no file made beside it.
 func TestFsWriteAndEditRaceWithASwappedDirectory(t *testing.T) {
 	folder, private, swaps := raceSetup(t)
 	for _, c := range raceConfigs(t, private) {
@@ -163,9 +164,12 @@ func TestFsWriteAndEditRaceWithASwappedDirectory(t *testing.T) {
 			const calls = 300
 			changed := 0
 			for i := range calls {
-				if i%2 == 0 {
+				switch i % 3 {
+				case 0:
 					run(t, tools, "fs-write", map[string]any{"path": "a/config", "content": "decoy\nwritten\n"})
-				} else {
+				case 1: // a new file: made in a, never in the private directory
+					run(t, tools, "fs-write", map[string]any{"path": fmt.Sprintf("a/new-%s-%d.txt", c.name, i), "content": "new\n"})
+				default:
 					run(t, tools, "fs-edit", map[string]any{"path": "a/deep/config", "old": "decoy", "new": "decoy edited"})
 				}
 				for _, rel := range []string{"config", "deep/config"} {
@@ -175,10 +179,47 @@ func TestFsWriteAndEditRaceWithASwappedDirectory(t *testing.T) {
 					}
 				}
 			}
+			made, _ := filepath.Glob(filepath.Join(private, "new-*"))
+			changed += len(made)
+			for _, m := range made {
+				os.Remove(m)
+			}
 			t.Logf("%d fs-write and fs-edit calls, %d swaps: the private files changed %d times", calls, swaps(), changed)
 			if c.mustOK && changed > 0 {
 				t.Errorf("the private files were changed %d times in %d calls", changed, calls)
 			}
 		})
+	}
+}
+
+// With the floor, fs-write still makes a file directly in a directory that
+// holds a denied one (the folder is the home directory), where the floor
+// lets no file be made, and in a directory it makes there; a denied path
+// stays refused.
+func TestFsWriteUnderTheFloorInADirectoryHoldingADeniedOne(t *testing.T) {
+	if _, err := sandbox.LandlockABI(); err != nil {
+		t.Skipf("no kernel floor here: %v", err)
+	}
+	folder := t.TempDir()
+	denied := filepath.Join(folder, ".ssh")
+	if err := os.Mkdir(denied, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := sandbox.NewFloor([]string{denied}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deny := func(p string) bool { return p == denied || strings.HasPrefix(p, denied+"/") }
+	tools := newTools(t, Options{Folder: folder, Floor: f, Deny: deny})
+	for _, rel := range []string{"new.txt", "sub/new.txt"} {
+		mustOK(t, tools, "fs-write", map[string]any{"path": rel, "content": "one\n"})
+		mustOK(t, tools, "fs-write", map[string]any{"path": rel, "content": "two\n"})
+		if b, err := os.ReadFile(filepath.Join(folder, rel)); err != nil || string(b) != "two\n" {
+			t.Errorf("%s: %q, %v", rel, b, err)
+		}
+	}
+	mustFail(t, tools, "fs-write", map[string]any{"path": ".ssh/config", "content": "x\n"}, ".ssh/config")
+	if _, err := os.Lstat(filepath.Join(denied, "config")); !os.IsNotExist(err) {
+		t.Errorf(".ssh/config was made: %v", err)
 	}
 }

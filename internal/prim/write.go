@@ -2,6 +2,7 @@ package prim
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // fs-write {path, content}: writes a whole file, making its parent
@@ -98,26 +101,96 @@ func (t *Tools) commit(tool, abs string, old []byte, existed bool, mode fs.FileM
 			return &r
 		}
 	}
-	r := t.floored(tool, func() Result { return t.writeFile(tool, abs, existed, mode, data) })
+	if !existed {
+		// Its own floored step: the floor grants a directory it makes in
+		// full only from the next ruleset on.
+		r := t.floored(tool, func() Result {
+			if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+				return failf("%s: could not make the directory: %s", tool, cleanErr(err))
+			}
+			return Result{}
+		})
+		if r.IsError {
+			return &r
+		}
+	}
+	var openErr error
+	r := t.floored(tool, func() Result {
+		var f *os.File
+		var real string
+		if existed {
+			f, openErr = os.OpenFile(abs, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		} else if f, real, openErr = t.createNew(abs, mode); errors.Is(openErr, fs.ErrExist) {
+			// A file made since, or a link, written through as before;
+			// only a dangling link is followed to make its target (where
+			// the floor is off, a name swapped just then can make an
+			// empty file elsewhere, which is then refused).
+			f, openErr = os.OpenFile(abs, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+			if errors.Is(openErr, fs.ErrNotExist) {
+				f, openErr = os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, mode)
+			}
+		}
+		if real != "" {
+			return t.deniedResult(tool, abs, real)
+		}
+		if openErr != nil {
+			return failf("%s: %s", tool, cleanErr(openErr))
+		}
+		return t.writeFile(tool, abs, f, data)
+	})
+	if !existed && errors.Is(openErr, fs.ErrPermission) && t.opts.Floor != nil && t.opts.Deny != nil {
+		// The floor lets no file be made directly in a directory that
+		// holds a denied one (the home directory): make it there without
+		// the floor, but only as a new file in the directory judged where
+		// it really is (createNew), never through a link.
+		f, real, err := t.createNew(abs, mode)
+		switch {
+		case real != "":
+			r = t.deniedResult(tool, abs, real)
+		case err != nil:
+			r = failf("%s: %s", tool, cleanErr(err))
+		default:
+			r = t.writeFile(tool, abs, f, data)
+		}
+	}
 	if r.IsError {
 		return &r
 	}
 	return nil
 }
 
-// writeFile writes data to abs (through a link), as os.WriteFile does, but
-// truncates only once the file it opened is judged not denied where it
-// really is.
-func (t *Tools) writeFile(tool, abs string, existed bool, mode fs.FileMode, data []byte) Result {
-	if !existed {
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return failf("%s: could not make the directory: %s", tool, cleanErr(err))
+// createNew makes abs as a new file in its directory, opened by name and
+// judged (Options.Deny) where it really is (/proc/thread-self/fd), with
+// O_CREAT|O_EXCL|O_NOFOLLOW: no link is followed and no existing file
+// opened (fs.ErrExist then). real is where it would have been made when
+// that is denied.
+func (t *Tools) createNew(abs string, mode fs.FileMode) (f *os.File, real string, err error) {
+	dir, err := os.OpenFile(filepath.Dir(abs), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	defer dir.Close()
+	base := filepath.Base(abs)
+	if t.opts.Deny != nil {
+		at, err := os.Readlink(fmt.Sprintf("/proc/thread-self/fd/%d", dir.Fd()))
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: where its directory really is: %w", abs, err)
+		}
+		if p := filepath.Join(at, base); t.opts.Deny(at) || t.opts.Deny(p) {
+			return nil, p, nil
 		}
 	}
-	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, mode)
+	fd, err := unix.Openat(int(dir.Fd()), base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
 	if err != nil {
-		return failf("%s: %s", tool, cleanErr(err))
+		return nil, "", &os.PathError{Op: "open", Path: abs, Err: err}
 	}
+	return os.NewFile(uintptr(fd), abs), "", nil
+}
+
+// writeFile writes data to f, abs opened for writing (through a link), and
+// closes it; it truncates only once the file is judged not denied where it
+// really is.
+func (t *Tools) writeFile(tool, abs string, f *os.File, data []byte) Result {
 	defer f.Close()
 	if real := t.deniedOpen(f); real != "" {
 		return t.deniedResult(tool, abs, real)
