@@ -68,7 +68,8 @@ type Options struct {
 	// (selfcheck.go); the session sets it when it is store-backed.
 	SelfCheck *SelfCheck
 	// Floor, when set, is the kernel floor every program the tools start
-	// runs under (shell-exec, shell-start, self-check, run-tests, git):
+	// runs under (shell-exec, shell-start, self-check, run-tests, git),
+	// and the file tools' own opens, reads, writes and walks (fsopen.go):
 	// the session makes it from the guard's denylist (sandbox.NewFloor).
 	Floor *sandbox.Floor
 }
