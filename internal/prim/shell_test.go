@@ -328,7 +328,17 @@ func BenchmarkShellExecTrue(b *testing.B) {
 				continue
 			}
 			home, _ := os.UserHomeDir()
-			deny := []string{b.TempDir()}
+			// A denied directory that exists, in a quiet place: under /tmp,
+			// whose entries other programs change all the time, every
+			// command would find an ancestor changed and build again
+			// (BenchmarkFloorBuild is that cost).
+			quiet, err := os.MkdirTemp("/var/tmp", "nodwyn-bench-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { os.RemoveAll(quiet) })
+			deny := []string{filepath.Join(quiet, "denied")}
+			os.Mkdir(deny[0], 0o700)
 			for _, rel := range []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube", ".config/nodwyn", ".local/share/nodwyn"} {
 				deny = append(deny, filepath.Join(home, rel))
 			}
