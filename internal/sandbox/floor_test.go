@@ -37,7 +37,13 @@ const canary = "CANARY-7f3a91"
 
 func newCanaryHome(t *testing.T) *canaryHome {
 	t.Helper()
-	h := &canaryHome{home: t.TempDir()}
+	return newCanaryHomeAt(t, t.TempDir())
+}
+
+// newCanaryHomeAt is newCanaryHome with the home at home.
+func newCanaryHomeAt(t *testing.T, home string) *canaryHome {
+	t.Helper()
+	h := &canaryHome{home: home}
 	for _, rel := range []string{".ssh/id_rsa", ".ssh/authorized_keys", ".aws/credentials", ".gnupg/private-keys-v1.d/k.key",
 		".config/gcloud/credentials.db", ".azure/accessTokens.json", ".kube/config",
 		".config/nodwyn/credentials", ".local/share/nodwyn/journal/key"} {
@@ -490,7 +496,14 @@ func writeWheel(t *testing.T, path string) {
 // the floor's was (made by someone else: the user's own aws configure).
 func TestFloorBuildsAgainWhenWhatItDeniesChanges(t *testing.T) {
 	needFloor(t)
-	h := newCanaryHome(t)
+	// The home in a quiet place: under /tmp, which other tests change all
+	// the time, /tmp is an ancestor and every command would build again.
+	quiet, err := os.MkdirTemp("/var/tmp", "nodwyn-floor-test-")
+	if err != nil {
+		t.Skipf("no /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(quiet) })
+	h := newCanaryHomeAt(t, quiet)
 	elsewhere := filepath.Join(t.TempDir(), "other")
 	os.MkdirAll(elsewhere, 0o755)
 	h.deny = append(h.deny, filepath.Join(elsewhere, ".kube"))
