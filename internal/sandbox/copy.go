@@ -125,6 +125,13 @@ func copyGitEnv(env []string) []string {
 // made (a link to ~/.ssh, exchanged with renameat2) is left out, not
 // followed, on either side. On an error the partial copy is removed.
 func CopyCheckout(ctx context.Context, checkout, base string, env []string, skip func(rel string) bool) (*WorkDir, error) {
+	return copyCheckout(ctx, checkout, base, env, skip, nil)
+}
+
+// copyCheckout is CopyCheckout with git run under floor (nil: none): the
+// checkout's .git/config is the model's to write, and what git reads by it
+// (core.excludesFile) must be what a command may read.
+func copyCheckout(ctx context.Context, checkout, base string, env []string, skip func(rel string) bool, floor *Floor) (*WorkDir, error) {
 	abs, err := filepath.Abs(checkout)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: the checkout %q: %w", checkout, err)
@@ -137,7 +144,7 @@ func CopyCheckout(ctx context.Context, checkout, base string, env []string, skip
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("sandbox: the checkout %s is not a directory", src)
 	}
-	listed, inGit, err := gitListing(ctx, src, env)
+	listed, inGit, err := gitListing(ctx, src, env, floor)
 	if err != nil {
 		return nil, err
 	}
@@ -177,10 +184,24 @@ func CopyCheckout(ctx context.Context, checkout, base string, env []string, skip
 	return w, nil
 }
 
+// floorOutput is cmd.Output() with cmd started under f (nil: plainly).
+func floorOutput(f *Floor, cmd *exec.Cmd) ([]byte, error) {
+	if f == nil {
+		return cmd.Output()
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := StartFloored(f, cmd); err != nil {
+		return nil, err
+	}
+	err := cmd.Wait()
+	return out.Bytes(), err
+}
+
 // gitListing is what git lists to copy in dir (sorted, unique,
 // slash-separated, relative to dir); inGit is false where git is not
 // installed or dir is not in a work tree.
-func gitListing(ctx context.Context, dir string, env []string) (listed []string, inGit bool, err error) {
+func gitListing(ctx context.Context, dir string, env []string, floor *Floor) (listed []string, inGit bool, err error) {
 	git, err := exec.LookPath("git")
 	if err != nil {
 		return nil, false, nil
@@ -188,7 +209,7 @@ func gitListing(ctx context.Context, dir string, env []string) (listed []string,
 	env = copyGitEnv(env)
 	top := exec.CommandContext(ctx, git, "-C", dir, "rev-parse", "--show-toplevel")
 	top.Env = env
-	out, err := top.Output()
+	out, err := floorOutput(floor, top)
 	if ctx.Err() != nil {
 		return nil, false, fmt.Errorf("sandbox: git rev-parse in %s: %w", dir, ctx.Err())
 	}
@@ -199,7 +220,7 @@ func gitListing(ctx context.Context, dir string, env []string) (listed []string,
 	ls.Env = env
 	var stderr bytes.Buffer
 	ls.Stderr = &stderr
-	out, err = ls.Output()
+	out, err = floorOutput(floor, ls)
 	if ctx.Err() != nil {
 		return nil, false, fmt.Errorf("sandbox: git ls-files in %s: %w", dir, ctx.Err())
 	}

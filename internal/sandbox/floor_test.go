@@ -610,3 +610,48 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// The git that lists a working copy's files runs under the floor: the
+// checkout's .git/config is the model's to write, and a core.excludesFile in
+// a denied directory must not be read (whether a name is copied would tell
+// what the denied file holds, a line at a time).
+func TestTheWorkingCopysGitRunsUnderTheFloor(t *testing.T) {
+	needFloor(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	h := newCanaryHome(t)
+	if err := os.WriteFile(filepath.Join(h.home, ".aws", "patterns"), []byte("guess-1234.txt\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(t.TempDir(), "ck")
+	os.MkdirAll(ck, 0o755)
+	for _, args := range [][]string{{"init", "-q"}, {"config", "core.excludesFile", filepath.Join(h.home, ".aws", "patterns")}} {
+		if out, err := exec.Command("git", append([]string{"-C", ck}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(ck, "guess-1234.txt"), []byte("x"), 0o644)
+	for _, floor := range []bool{false, true} {
+		sb := h.host(t, floor)
+		w, err := copyCheckout(context.Background(), ck, t.TempDir(), []string{"HOME=" + h.home, "PATH=" + os.Getenv("PATH")}, nil, sb.Floor())
+		if floor {
+			// git cannot read the patterns: it refuses to list (the copy
+			// fails, saying so), or lists without them.
+			if err != nil {
+				if !strings.Contains(err.Error(), "Permission denied") {
+					t.Errorf("with the floor: %v", err)
+				}
+				continue
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		_, err = os.Stat(filepath.Join(w.Path, "guess-1234.txt"))
+		copied := err == nil
+		w.Remove()
+		if copied != floor {
+			t.Errorf("floor=%v: the guessed name copied=%v (without the floor git reads the denied patterns and leaves it out; with it, it cannot)", floor, copied)
+		}
+	}
+}

@@ -112,7 +112,7 @@ func (w *WorkingCopySandbox) Materialize(ctx context.Context, checkout string) (
 	if closed {
 		return nil, fmt.Errorf("sandbox: closed")
 	}
-	wd, err := CopyCheckout(ctx, abs, w.base, w.env, w.skip)
+	wd, err := copyCheckout(ctx, abs, w.base, w.env, w.skip, w.host.Floor())
 	if err != nil {
 		return nil, err
 	}
