@@ -558,8 +558,8 @@ func (f *Floor) onLockedThread(rs *ruleset, then func() error, errc chan<- error
 }
 
 // created lists what is in the ancestor directories now that was not when
-// the command started: entries the command made there, which it could write
-// but not read.
+// the command started: directories the command made there, which it could
+// not write into yet.
 func (s *floorStart) created() []string {
 	if s == nil {
 		return nil
