@@ -31,6 +31,11 @@ type GuardCmd struct {
 func (GuardCmd) Help() string {
 	return `Nothing is run. Exit codes: 0 allow, 3 would confirm (ordinary or security), 1 refused, 2 usage.
 
+The line is judged as a run on this machine would judge it: with the kernel
+floor when this kernel has Landlock (then, in sandbox mode, a line is not
+refused only for building a path the guard cannot follow: the kernel refuses
+what it really opens; see 'nodwyn doctor' and docs/sandbox.md).
+
 Examples:
   nodwyn guard -- 'cat ~/.ssh/id_rsa'
   nodwyn guard --sandbox container -- 'echo /etc/hosts | xargs cat'
