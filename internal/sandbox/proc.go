@@ -228,23 +228,51 @@ func markedProcs(entry []byte, skip map[int]bool) ([]int, map[int]bool) {
 	self := os.Getpid()
 	var pids []int
 	groups := map[int]bool{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !hasEntry(env, entry) {
-			continue
+	var unsure, still []int // an empty environment: a process in the middle of execve, or one that cleared it
+	look := func(pid int, again bool) {
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil {
+			return
 		}
 		state, pg, ok := procStat(pid)
 		if !ok || state == 'Z' || state == 'X' {
-			continue
+			return
+		}
+		if len(env) == 0 && pg != 0 { // pgid 0: a kernel thread
+			if !again {
+				unsure = append(unsure, pid)
+			} else {
+				still = append(still, pid)
+			}
+			return
+		}
+		if !hasEntry(env, entry) {
+			return
 		}
 		pids = append(pids, pid)
 		if !skip[pg] {
 			groups[pg] = true
 		}
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		look(pid, false)
+	}
+	// A daemon that execs right after it starts has no environment to read
+	// for that moment: look at those again, twice at most.
+	for _, wait := range []time.Duration{10 * time.Millisecond, 40 * time.Millisecond} {
+		if len(unsure) == 0 {
+			break
+		}
+		time.Sleep(wait)
+		still = nil
+		for _, pid := range unsure {
+			look(pid, true)
+		}
+		unsure = still
 	}
 	return pids, groups
 }
