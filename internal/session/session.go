@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -368,6 +369,15 @@ func (s *Session) loadChain(parent context.Context) error {
 func makeFloor(g guard.Options, off bool) (*sandbox.Floor, string) {
 	if off {
 		return nil, "off (--no-kernel-floor, for this run only)"
+	}
+	// nodwyn's own configuration directory is made if it is missing (empty,
+	// 0700): the floor covers what exists, and a command must not be able
+	// to make a config.toml there (a base_url would send the next run's key
+	// away) because the person configures nodwyn by the environment alone.
+	if g.ConfigDir != "" {
+		if _, err := os.Lstat(g.ConfigDir); errors.Is(err, fs.ErrNotExist) {
+			_ = os.MkdirAll(g.ConfigDir, 0o700)
+		}
 	}
 	d := guard.NewPathDenylist(g)
 	var except []string
