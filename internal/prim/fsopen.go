@@ -57,18 +57,27 @@ func (t *Tools) deniedOpen(f *os.File) string {
 	if t.opts.Deny == nil {
 		return ""
 	}
-	sc, err := f.SyscallConn()
-	if err != nil {
-		return ""
-	}
-	var real string
-	_ = sc.Control(func(fd uintptr) {
-		real, err = os.Readlink(fmt.Sprintf("/proc/thread-self/fd/%d", fd))
-	})
+	real, err := fdPath(f)
 	if err != nil || !t.opts.Deny(real) {
 		return ""
 	}
 	return real
+}
+
+// fdPath is where an open file really is, as its /proc/thread-self/fd
+// entry says (the names on the way as they are now, links resolved).
+func fdPath(f *os.File) (string, error) {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	var real string
+	if cerr := sc.Control(func(fd uintptr) {
+		real, err = os.Readlink(fmt.Sprintf("/proc/thread-self/fd/%d", fd))
+	}); cerr != nil {
+		return "", cerr
+	}
+	return real, err
 }
 
 // deniedResult is the failure for a file that turned out to be denied.

@@ -172,7 +172,7 @@ func (t *Tools) createNew(abs string, mode fs.FileMode) (f *os.File, real string
 	defer dir.Close()
 	base := filepath.Base(abs)
 	if t.opts.Deny != nil {
-		at, err := os.Readlink(fmt.Sprintf("/proc/thread-self/fd/%d", dir.Fd()))
+		at, err := fdPath(dir)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: where its directory really is: %w", abs, err)
 		}

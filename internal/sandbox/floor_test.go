@@ -536,11 +536,12 @@ func TestFloorBuildsAgainWhenWhatItDeniesChanges(t *testing.T) {
 	}
 }
 
-// A command under the floor cannot ptrace nodwyn: the thread the floor
-// restricts is never the process's main thread (which would put nodwyn's
-// identity in the command's domain). Without the floor, as root, it can
-// (so the test shows something).
-func TestFloorNeverRestrictsTheMainThread(t *testing.T) {
+// A command under the floor cannot ptrace nodwyn (Landlock refuses a
+// tracee outside the command's domain); without the floor, as root, it can.
+// That the floor never restricts the main thread, which would put nodwyn in
+// a command's domain, TestMain shows (it fails without the check; this test
+// does not, since the scheduler rarely places the start there).
+func TestFloorKeepsACommandFromTracingNodwyn(t *testing.T) {
 	needFloor(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("needs python3")
