@@ -1,7 +1,6 @@
 package scheme
 
 import (
-	"os"
 	"strings"
 )
 
@@ -235,7 +234,7 @@ func primLoad(th *thread, a []Value, pos *Pos, _ bool) Value {
 	if th.in.loadFS != nil {
 		data, err = readFS(th.in.loadFS, s.S)
 	} else {
-		data, err = os.ReadFile(s.S)
+		data, err = readFiles(th.in.files(), s.S)
 	}
 	if err != nil {
 		th.primError("load", err, pos)

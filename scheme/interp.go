@@ -22,6 +22,7 @@ type Interp struct {
 	shadowed map[Symbol]bool
 	th       *thread
 	loadFS   fs.FS
+	opts     Options
 }
 
 type global struct {
@@ -29,10 +30,15 @@ type global struct {
 	value Value // nil while unbound
 }
 
-// New returns a fresh interpreter with the standard library installed.
-func New() *Interp {
+// New returns a fresh interpreter with the standard library installed and
+// no file access: NewWith(Options{}).
+func New() *Interp { return NewWith(Options{}) }
+
+// NewWith returns a fresh interpreter with the standard library installed
+// and what opts gives it (file access: Options.Files).
+func NewWith(opts Options) *Interp {
 	std := stdlibPrimitives()
-	in := &Interp{Stdout: os.Stdout, globals: make(map[Symbol]*global, len(std)+len(corePrimitives)+64)}
+	in := &Interp{Stdout: os.Stdout, opts: opts, globals: make(map[Symbol]*global, len(std)+len(corePrimitives)+64)}
 	in.th = &thread{in: in, maxDepth: DefaultMaxDepth, tick: tickInterval}
 	for _, p := range std {
 		in.Register(p)

@@ -413,7 +413,7 @@ func TestStdlibTableIsShared(t *testing.T) {
 
 func TestFilePorts(t *testing.T) {
 	dir := t.TempDir()
-	in := New()
+	in := NewWith(Options{Files: OSFiles{}})
 	in.Define("dir", NewString(dir))
 	src := `
 (define path (string-append dir "/out.txt"))

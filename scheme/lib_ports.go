@@ -448,7 +448,7 @@ func interpPrimitives(st *libState) []*Primitive {
 			if err := argProc("with-output-to-file", args[1]); err != nil {
 				return nil, err
 			}
-			p, err := openFilePort("with-output-to-file", args[0], true)
+			p, err := openFilePort(in, "with-output-to-file", args[0], true)
 			if err != nil {
 				return nil, err
 			}
@@ -462,7 +462,7 @@ func interpPrimitives(st *libState) []*Primitive {
 			if err := argProc("with-input-from-file", args[1]); err != nil {
 				return nil, err
 			}
-			p, err := openFilePort("with-input-from-file", args[0], false)
+			p, err := openFilePort(in, "with-input-from-file", args[0], false)
 			if err != nil {
 				return nil, err
 			}
@@ -653,19 +653,19 @@ func (p *Port) Close() error {
 	return nil
 }
 
-func openFilePort(proc string, v Value, output bool) (*Port, error) {
+func openFilePort(in *Interp, proc string, v Value, output bool) (*Port, error) {
 	name, err := argString(proc, v)
 	if err != nil {
 		return nil, err
 	}
 	if output {
-		f, err := os.Create(name.S)
+		f, err := in.files().Create(name.S)
 		if err != nil {
 			return nil, err
 		}
 		return &Port{name: name.S, output: true, w: f, closer: f}, nil
 	}
-	f, err := os.Open(name.S)
+	f, err := in.files().Open(name.S)
 	if err != nil {
 		return nil, err
 	}
@@ -685,16 +685,16 @@ func callWithPort(in *Interp, port *Port, proc Value) (Value, error) {
 func filePrimitives() []*Primitive {
 	return []*Primitive{
 		prim("open-input-file", 1, 1, "(open-input-file path)", func(in *Interp, args []Value) (Value, error) {
-			return openFilePort("open-input-file", args[0], false)
+			return openFilePort(in, "open-input-file", args[0], false)
 		}),
 		prim("open-output-file", 1, 1, "(open-output-file path) creates or truncates the file", func(in *Interp, args []Value) (Value, error) {
-			return openFilePort("open-output-file", args[0], true)
+			return openFilePort(in, "open-output-file", args[0], true)
 		}),
 		prim("call-with-input-file", 2, 2, "(call-with-input-file path proc) calls (proc port) and closes the port", func(in *Interp, args []Value) (Value, error) {
 			if err := argProc("call-with-input-file", args[1]); err != nil {
 				return nil, err
 			}
-			p, err := openFilePort("call-with-input-file", args[0], false)
+			p, err := openFilePort(in, "call-with-input-file", args[0], false)
 			if err != nil {
 				return nil, err
 			}
@@ -704,7 +704,7 @@ func filePrimitives() []*Primitive {
 			if err := argProc("call-with-output-file", args[1]); err != nil {
 				return nil, err
 			}
-			p, err := openFilePort("call-with-output-file", args[0], true)
+			p, err := openFilePort(in, "call-with-output-file", args[0], true)
 			if err != nil {
 				return nil, err
 			}
@@ -725,7 +725,11 @@ func filePrimitives() []*Primitive {
 			if err != nil {
 				return nil, err
 			}
-			_, err = os.Stat(name.S)
+			_, err = in.files().Stat(name.S)
+			var no *noFiles
+			if errors.As(err, &no) {
+				return nil, err
+			}
 			return err == nil, nil
 		}),
 		prim("delete-file", 1, 1, "(delete-file path)", func(in *Interp, args []Value) (Value, error) {
@@ -733,7 +737,7 @@ func filePrimitives() []*Primitive {
 			if err != nil {
 				return nil, err
 			}
-			if err := os.Remove(name.S); err != nil {
+			if err := in.files().Remove(name.S); err != nil {
 				return nil, err
 			}
 			return Void, nil

@@ -51,19 +51,6 @@ func (s *Session) bind() {
 			return scheme.Void, in.Load(s.ctx(), nodwyn.FS, name)
 		})
 
-	// The interpreter's own file procedures would reach the file system past
-	// the guard; in a session they are replaced. Files go through the tools.
-	for _, name := range []string{"open-input-file", "open-output-file", "call-with-input-file", "call-with-output-file",
-		"with-input-from-file", "with-output-to-file", "delete-file", "file-exists?", "read-file", "open-binary-input-file", "open-binary-output-file"} {
-		if _, ok := in.Lookup(name); !ok {
-			continue
-		}
-		name := name
-		reg(name, 0, -1, "("+name+" …) is not available in a nodwyn session: files are read and written through (call-tool …), which the guard judges.",
-			func([]scheme.Value) (scheme.Value, error) {
-				return nil, scheme.Errorf("%s: not available in a nodwyn session; use (call-tool \"fs-read\" …) or (call-tool \"fs-write\" …), which the guard judges", name)
-			})
-	}
 	reg("load", 1, 1, "(load path) loads a Scheme file from the folder's .nodwyn/ directory or nodwyn's configuration directory (a relative path is relative to .nodwyn/).",
 		func(args []scheme.Value) (scheme.Value, error) {
 			var p string
@@ -278,9 +265,8 @@ func (s *Session) ctx() context.Context {
 			return c
 		}
 	}
-	if s.runCtx != nil {
-		return s.runCtx
-	}
+	// Not inside an evaluation: nothing of the session is called from Go
+	// outside one, so there is no run to stand for.
 	return context.Background()
 }
 

@@ -151,7 +151,6 @@ type Session struct {
 	started   time.Time
 
 	cancel          context.CancelCauseFunc
-	runCtx          context.Context
 	outcome         *Outcome
 	turnStart       map[string]string // git status at begin-turn!
 	turnChanged     map[string]bool   // paths the file tools wrote this turn
@@ -242,7 +241,9 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		s.log = lg
 	}
 
-	s.interp = scheme.New()
+	// The interpreter gets no file access: files are read and written
+	// through the tools, which the guard judges ((load …) is the session's).
+	s.interp = scheme.NewWith(scheme.Options{NoFiles: "not available in a nodwyn session; use (call-tool \"fs-read\" …) or (call-tool \"fs-write\" …), which the guard judges"})
 	s.interp.Stdout = opts.Stdout
 	s.bind()
 	if err := s.loadChain(ctx); err != nil {
@@ -509,7 +510,7 @@ func (s *Session) Run(ctx context.Context) Outcome {
 		ctx, stop = context.WithDeadlineCause(ctx, s.deadline, ErrDeadline)
 		defer stop()
 	}
-	s.cancel, s.runCtx = cancel, ctx
+	s.cancel = cancel
 
 	profile := s.profileName()
 	s.emit("run.start", map[string]any{
