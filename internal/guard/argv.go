@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nodwyn/nodwyn/internal/fsview"
 )
 
 // ArgvTrigger judges a command line (shell-exec, shell-start) by the paths
@@ -61,6 +63,10 @@ type ArgvTrigger struct {
 	// reading counts.
 	RunDirs  []string
 	Checkout string
+	// FS is the file system the analysis reads (listings, links, small
+	// files a line reads or runs); nil is the operating system's. The
+	// components of paths are still resolved with os.Lstat (lstatCache).
+	FS fsview.FS
 
 	mu        sync.Mutex
 	lastLine  string

@@ -2,11 +2,9 @@ package guard
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -15,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/fsview"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -71,6 +70,7 @@ type analyzer struct {
 	visited   map[*syntax.Stmt]bool
 	inFunc    map[string]int
 	lstats    *lstatCache
+	fs        fsview.FS         // ArgvTrigger.FS, or the OS
 	loops     int               // loop bodies walked so far
 	vfiles    map[string]string // files the line writes, with what it writes
 	// denyOnly > 0 while walking a script file: only refusals count.
@@ -98,14 +98,18 @@ func newAnalyzer(t *ArgvTrigger, line string, deadline time.Time) *analyzer {
 	if cwd == "" {
 		cwd = "/"
 	}
-	return &analyzer{
+	an := &analyzer{
 		t: t, line: line, deadline: deadline,
 		vars: map[string]expand.Variable{}, funcs: map[string]*syntax.Stmt{},
 		cwd: cwd, cwdOK: true, aliases: map[string]string{},
 		visited: map[*syntax.Stmt]bool{}, inFunc: map[string]int{},
-		lstats: t.baseLstats(), vfiles: map[string]string{},
+		lstats: t.baseLstats(), fs: t.FS, vfiles: map[string]string{},
 		prose: map[*syntax.Word]bool{}, scanLine: line,
 	}
+	if an.fs == nil {
+		an.fs = fsview.OS{}
+	}
+	return an
 }
 
 type stopAnalysis struct{}
@@ -351,15 +355,7 @@ func (an *analyzer) readFile(p string) string {
 			return markUnknown // refused by name already; never read
 		}
 	}
-	f, err := an.open(a)
-	if err != nil {
-		return markUnknown
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxScript {
-		return markUnknown
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxScript))
+	b, err := an.readSmall(a, maxScript)
 	if err != nil || bytes.IndexByte(b, 0) >= 0 {
 		return markUnknown
 	}
@@ -1221,28 +1217,23 @@ func (an *analyzer) linkOut(root string) (string, string) {
 			continue
 		}
 		inView := kind == viewRoot || h != w
-		fi, err := os.Stat(h)
-		if err != nil || !fi.IsDir() {
+		if fi, err := an.fs.Lstat(h); err != nil || !fi.IsDir() {
 			continue
 		}
-		stop := errors.New("stop")
-		_ = filepath.WalkDir(h, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
+		walkTree(an.fs, h, func(p string, d fs.DirEntry) (descend, stop bool) {
 			if n++; n > maxEntries || an.abort.Load() || (n%256 == 0 && time.Now().After(an.deadline)) {
-				return stop
+				return false, true
 			}
-			if inView && d.IsDir() && d.Name() == ".git" {
-				return filepath.SkipDir
+			if d.IsDir() {
+				return !(inView && d.Name() == ".git"), false
 			}
 			if d.Type()&fs.ModeSymlink == 0 {
-				return nil
+				return false, false
 			}
 			// A relative link that does not climb (libx.so -> libx.so.1)
 			// stays in the tree, whose other links are looked at in turn.
-			if t, err := os.Readlink(p); err != nil || (!filepath.IsAbs(t) && !slices.Contains(strings.Split(t, "/"), "..")) {
-				return nil
+			if t, err := an.fs.ReadLink(p); err != nil || (!filepath.IsAbs(t) && !slices.Contains(strings.Split(t, "/"), "..")) {
+				return false, false
 			}
 			if inView {
 				p = an.lstats.view.back(p)
@@ -1251,13 +1242,13 @@ func (an *analyzer) linkOut(root string) (string, string) {
 			dl := an.t.Denylist
 			if ok, dir := dl.deniedDirPhys(target, target); ok {
 				found = [2]string{p, dir}
-				return stop
+				return false, true
 			}
 			if ok, dir := dl.ancestorOfDenied(target, target); ok {
 				found = [2]string{p, dir}
-				return stop
+				return false, true
 			}
-			return nil
+			return false, false
 		})
 	}
 	an.linkRoots[root] = found

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,31 +75,34 @@ func newCopyView(dir, folder, checkout string) *copyView {
 	return &copyView{root: dir, checkout: folder}
 }
 
-// open opens p as a command would, through the view.
-func (an *analyzer) open(p string) (*os.File, error) {
+// readSmall returns the content of the small regular file p as a command
+// reading it would get it, through the view; a FIFO, a device or a file
+// over the cap is an error, never a wait (fsview.ReadSmallFile).
+func (an *analyzer) readSmall(p string, max int64) ([]byte, error) {
 	h, kind := an.hostPath(p)
 	if kind == viewHidden {
 		return nil, os.ErrNotExist
 	}
-	return os.Open(h)
+	return an.fs.ReadSmallFile(h, max)
 }
 
-// stat stats p as a command would (links followed), through the view.
-func (an *analyzer) stat(p string) (os.FileInfo, error) {
+// stat describes p as a command reaches it (links followed: phys
+// resolves them), through the view.
+func (an *analyzer) stat(p string) (fs.FileInfo, error) {
 	h, kind := an.hostPath(an.phys(p))
 	if kind == viewHidden {
 		return nil, os.ErrNotExist
 	}
-	return os.Stat(h)
+	return an.fs.Lstat(h)
 }
 
 // readDir lists a directory, through the view (without .git in a copy).
-func (an *analyzer) readDir(p string) ([]os.DirEntry, error) {
+func (an *analyzer) readDir(p string) ([]fs.DirEntry, error) {
 	h, kind := an.hostPath(p)
 	if kind == viewHidden {
 		return nil, os.ErrNotExist
 	}
-	ents, err := os.ReadDir(h)
+	ents, err := an.fs.ReadDir(h)
 	if an.lstats.view == nil || h == p {
 		return ents, err
 	}

@@ -1,0 +1,80 @@
+package guard
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/nodwyn/nodwyn/internal/fsview"
+	"go.uber.org/goleak"
+)
+
+// TestAFIFOInTheFolderIsJudgedAtOnce: a line that reads a FIFO in the
+// folder (cat pipe, bash pipe, xargs -a pipe) is judged without opening it
+// for a read that would wait for a writer, well within the time bound, and
+// no goroutine is left behind.
+func TestAFIFOInTheFolderIsJudgedAtOnce(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	e := newTestEnv(t)
+	if err := syscall.Mkfifo(filepath.Join(e.Folder, "pipe"), 0o600); err != nil {
+		t.Skip("no mkfifo:", err)
+	}
+	g := e.guard(false)
+	for _, line := range []string{"cat pipe", "bash pipe", "source pipe", "xargs -a pipe echo", "cat < pipe", "python3 pipe"} {
+		best := time.Hour
+		var d Decision
+		for range 3 { // the least of three: the machine is shared
+			g.argv.lastRes = nil
+			start := time.Now()
+			d = judge(t, g, line)
+			best = min(best, time.Since(start))
+		}
+		if best > 10*time.Millisecond {
+			t.Errorf("%q took %v", line, best)
+		}
+		if d.Verdict != Allow {
+			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
+		}
+	}
+}
+
+// TestTheAnalysisReadsThroughItsFileSystem: the listings and the files
+// the analysis reads come from ArgvTrigger.FS (here a map).
+func TestTheAnalysisReadsThroughItsFileSystem(t *testing.T) {
+	e := newTestEnv(t)
+	rel := func(p string) string { return strings.TrimPrefix(filepath.Join(e.Folder, p), "/") }
+	m := fstest.MapFS{
+		rel("run.sh"):   {Data: []byte("cat ~/.ssh/id_rsa\n")},
+		rel("ok.sh"):    {Data: []byte("go test ./...\n")},
+		rel("k/id_rsa"): {Data: []byte("key")},
+		rel("pipe"):     {Mode: fs.ModeNamedPipe},
+	}
+	g := e.guard(false)
+	g.argv.FS = fsview.FromFS(m)
+	for line, want := range map[string]Verdict{
+		"bash run.sh":  Refuse,          // what the map's script runs
+		"bash ok.sh":   Allow,           //
+		"cat k/*":      SecurityConfirm, // the map's listing: a credential-shaped name
+		"cat pipe":     Allow,           // not a regular file: not read
+		"bash main.go": Allow,           // on disk, not in the map: nothing to read
+	} {
+		if d := judge(t, g, line); d.Verdict != want {
+			t.Errorf("%q: %v (%s), want %v", line, d.Verdict, d.Reason, want)
+		}
+	}
+	// The same lines against the disk, which holds none of it.
+	g = e.guard(false)
+	for _, line := range []string{"bash run.sh", "cat k/*"} {
+		if d := judge(t, g, line); d.Verdict != Allow {
+			t.Errorf("on disk %q: %v (%s)", line, d.Verdict, d.Reason)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.Folder, "run.sh")); err == nil {
+		t.Fatal("run.sh is on disk")
+	}
+}
