@@ -1,6 +1,7 @@
 package prim
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,13 +18,18 @@ import (
 
 const maxEditMatchesListed = 20
 
-func (t *Tools) fsEdit(a *argReader) (Result, error) {
-	p := a.str("path", true)
-	old := a.str("old", true)
-	repl := a.str("new", true)
-	if r, bad := a.result(); bad {
-		return r, nil
-	}
+func init() {
+	Register(Tool{Name: "fs-edit", Order: 32, Run: (*Tools).fsEdit, Params: []Param{
+		{Name: "path", Type: String, Desc: "file to edit", Role: PathWrite, Required: true},
+		{Name: "old", Type: String, Desc: "exact text, matching once", Required: true},
+		{Name: "new", Type: String, Desc: "replacement text", Role: Content, Required: true},
+	}})
+}
+
+func (t *Tools) fsEdit(_ context.Context, a Args) (Result, error) {
+	p := a.Str("path")
+	old := a.Str("old")
+	repl := a.Str("new")
 	if p == "" {
 		return failf("fs-edit: the path is empty"), nil
 	}

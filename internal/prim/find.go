@@ -18,12 +18,16 @@ import (
 
 const maxFindResults = 1000
 
-func (t *Tools) fsFind(ctx context.Context, a *argReader) (Result, error) {
-	pattern := a.str("pattern", true)
-	dirArg := a.str("path", false)
-	if r, bad := a.result(); bad {
-		return r, nil
-	}
+func init() {
+	Register(Tool{Name: "fs-find", Order: 33, Run: (*Tools).fsFind, Params: []Param{
+		{Name: "pattern", Type: String, Desc: "glob, e.g. **/*.go", Role: Pattern, Required: true},
+		{Name: "path", Type: String, Desc: "directory (default: the folder)", Role: PathRead},
+	}})
+}
+
+func (t *Tools) fsFind(ctx context.Context, a Args) (Result, error) {
+	pattern := a.Str("pattern")
+	dirArg := a.Str("path")
 	pattern = filepath.ToSlash(pattern)
 	dotSlash := strings.HasPrefix(pattern, "./") // "./x" means x in the directory itself
 	pattern = strings.TrimPrefix(pattern, "./")

@@ -62,10 +62,18 @@ func (t *Tools) runGit(parent context.Context, args ...string) (out string, ok b
 	return o.Out, o.ExitCode == 0, nil
 }
 
-func (t *Tools) gitStatus(ctx context.Context, a *argReader) (Result, error) {
-	if r, bad := a.result(); bad {
-		return r, nil
+func init() {
+	offered := func(t *Tools) (bool, string) {
+		return t.git != "", t.opts.Folder + " is not a git work tree (or git is not installed)"
 	}
+	Register(Tool{Name: "git-status", Order: 50, Run: (*Tools).gitStatus, Offered: offered})
+	Register(Tool{Name: "git-diff", Order: 51, Run: (*Tools).gitDiff, Offered: offered, Params: []Param{
+		{Name: "path", Type: String, Desc: "only this path", Role: PathRead},
+		{Name: "staged", Type: Boolean, Desc: "staged changes"},
+	}})
+}
+
+func (t *Tools) gitStatus(ctx context.Context, _ Args) (Result, error) {
 	out, ok, err := t.runGit(ctx, "status", "--short", "--branch")
 	if err != nil {
 		return Result{Output: "[cancelled]", IsError: true}, err
@@ -80,12 +88,9 @@ func (t *Tools) gitStatus(ctx context.Context, a *argReader) (Result, error) {
 	return Result{Output: out}, nil
 }
 
-func (t *Tools) gitDiff(ctx context.Context, a *argReader) (Result, error) {
-	p := a.str("path", false)
-	staged := a.bool("staged")
-	if r, bad := a.result(); bad {
-		return r, nil
-	}
+func (t *Tools) gitDiff(ctx context.Context, a Args) (Result, error) {
+	p := a.Str("path")
+	staged := a.Bool("staged")
 	args := []string{"diff", "--no-ext-diff", "--no-color"}
 	if staged {
 		args = append(args, "--staged")

@@ -27,14 +27,20 @@ const (
 	maxGrepFileSize = 16 << 20
 )
 
-func (t *Tools) indexGrep(ctx context.Context, a *argReader) (Result, error) {
-	pattern := a.str("pattern", true)
-	pathArg := a.str("path", false)
-	glob := strings.TrimPrefix(filepath.ToSlash(a.str("glob", false)), "./")
-	fold := a.bool("ignore_case")
-	if r, bad := a.result(); bad {
-		return r, nil
-	}
+func init() {
+	Register(Tool{Name: "index-grep", Order: 34, Run: (*Tools).indexGrep, Params: []Param{
+		{Name: "pattern", Type: String, Desc: "Go regular expression", Required: true},
+		{Name: "path", Type: String, Desc: "file or directory (default: the folder)", Role: PathRead},
+		{Name: "glob", Type: String, Desc: "only files matching this glob", Role: Pattern},
+		{Name: "ignore_case", Type: Boolean, Desc: "case-insensitive"},
+	}})
+}
+
+func (t *Tools) indexGrep(ctx context.Context, a Args) (Result, error) {
+	pattern := a.Str("pattern")
+	pathArg := a.Str("path")
+	glob := strings.TrimPrefix(filepath.ToSlash(a.Str("glob")), "./")
+	fold := a.Bool("ignore_case")
 	if pattern == "" {
 		return failf("index-grep: the pattern is empty"), nil
 	}

@@ -2,6 +2,7 @@ package prim
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,18 +31,23 @@ const (
 
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
-func (t *Tools) fsRead(a *argReader) (Result, error) {
-	p := a.str("path", true)
-	offset, hasOffset := a.int("offset")
-	limit, hasLimit := a.int("limit")
+func init() {
+	Register(Tool{Name: "fs-read", Order: 30, Run: (*Tools).fsRead, Params: []Param{
+		{Name: "path", Type: String, Desc: "file or directory", Role: PathRead, Required: true},
+		{Name: "offset", Type: Integer, Desc: "first line, from 1"},
+		{Name: "limit", Type: Integer, Desc: "number of lines"},
+	}})
+}
+
+func (t *Tools) fsRead(_ context.Context, a Args) (Result, error) {
+	p := a.Str("path")
+	offset, hasOffset := a.Int("offset")
+	limit, hasLimit := a.Int("limit")
 	if hasOffset && offset < 1 {
-		a.fail("offset is the first line to read, counting from 1, not %d", offset)
+		return failf("fs-read: offset is the first line to read, counting from 1, not %d", offset), nil
 	}
 	if hasLimit && limit < 1 {
-		a.fail("limit is a number of lines, at least 1, not %d", limit)
-	}
-	if r, bad := a.result(); bad {
-		return r, nil
+		return failf("fs-read: limit is a number of lines, at least 1, not %d", limit), nil
 	}
 	if p == "" {
 		return failf("fs-read: the path is empty"), nil

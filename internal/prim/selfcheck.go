@@ -54,10 +54,27 @@ func (t *Tools) CheckCommand() (name, command string, ok bool) {
 	return sc.Checks[0].Name, sc.Checks[0].Command, true
 }
 
-func (t *Tools) selfCheck(ctx context.Context, a *argReader) (Result, error) {
-	limit := t.limitArg(a)
-	if r, bad := a.result(); bad {
-		return r, nil
+func init() {
+	offered := func(t *Tools) (bool, string) {
+		return t.opts.Seam == sandbox.ModeWorkingCopy && t.opts.SelfCheck != nil,
+			"self-validation runs in a working copy ([sandbox] mode = \"working_copy\" in config.toml or the contract), in a session that is saved"
+	}
+	Register(Tool{Name: "self-check", Order: 40, Run: (*Tools).selfCheck, Offered: offered, Params: []Param{
+		timeoutParam,
+		// The session puts the contract's check here, so the guard
+		// judges the line that runs; selfCheck runs CheckCommand.
+		{Name: "command", Type: String, Role: Command, Internal: true},
+	}})
+	Register(Tool{Name: "run-tests", Order: 41, Run: (*Tools).runTests, Offered: offered, Params: []Param{
+		{Name: "command", Type: String, Desc: "test command line", Role: Command, Required: true},
+		timeoutParam,
+	}})
+}
+
+func (t *Tools) selfCheck(ctx context.Context, a Args) (Result, error) {
+	limit, msg := t.limitArg("self-check", a)
+	if msg != "" {
+		return failf("%s", msg), nil
 	}
 	name, command, ok := t.CheckCommand()
 	if !ok {
@@ -70,11 +87,11 @@ func (t *Tools) selfCheck(ctx context.Context, a *argReader) (Result, error) {
 	return t.validate(ctx, "self-check", name, command, limit)
 }
 
-func (t *Tools) runTests(ctx context.Context, a *argReader) (Result, error) {
-	command := a.str("command", true)
-	limit := t.limitArg(a)
-	if r, bad := a.result(); bad {
-		return r, nil
+func (t *Tools) runTests(ctx context.Context, a Args) (Result, error) {
+	command := a.Str("command")
+	limit, msg := t.limitArg("run-tests", a)
+	if msg != "" {
+		return failf("%s", msg), nil
 	}
 	if strings.TrimSpace(command) == "" {
 		return failf("run-tests: the command is empty"), nil

@@ -3,6 +3,7 @@ package prim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -27,11 +28,21 @@ import (
 
 func toValid(s string) string { return sandbox.ToValid(s) }
 
-func (t *Tools) shellExec(ctx context.Context, a *argReader) (Result, error) {
-	command := a.str("command", true)
-	limit := t.limitArg(a)
-	if r, bad := a.result(); bad {
-		return r, nil
+func init() {
+	Register(Tool{Name: "shell-exec", Order: 10, Run: (*Tools).shellExec, Params: []Param{
+		{Name: "command", Type: String, Desc: "bash command line", Role: Command, Required: true},
+		timeoutParam,
+	}})
+}
+
+// timeoutParam is the time limit of shell-exec, self-check and run-tests.
+var timeoutParam = Param{Name: "timeout", Type: Integer, Desc: "time limit in seconds"}
+
+func (t *Tools) shellExec(ctx context.Context, a Args) (Result, error) {
+	command := a.Str("command")
+	limit, msg := t.limitArg("shell-exec", a)
+	if msg != "" {
+		return failf("%s", msg), nil
 	}
 	if strings.TrimSpace(command) == "" {
 		return failf("shell-exec: the command is empty"), nil
@@ -41,16 +52,16 @@ func (t *Tools) shellExec(ctx context.Context, a *argReader) (Result, error) {
 }
 
 // limitArg reads a call's timeout argument (seconds), capped by MaxTimeout;
-// the default is Options.Timeout.
-func (t *Tools) limitArg(a *argReader) time.Duration {
-	limit := t.opts.Timeout
-	if n, ok := a.int("timeout"); ok {
+// the default is Options.Timeout. msg says what is wrong with it.
+func (t *Tools) limitArg(tool string, a Args) (limit time.Duration, msg string) {
+	limit = t.opts.Timeout
+	if n, ok := a.Int("timeout"); ok {
 		if n <= 0 {
-			a.fail("timeout must be a positive number of seconds, not %d", n)
+			return 0, fmt.Sprintf("%s: timeout must be a positive number of seconds, not %d", tool, n)
 		}
 		limit = min(time.Duration(n)*time.Second, t.opts.MaxTimeout)
 	}
-	return limit
+	return limit, ""
 }
 
 // runLine runs a command line through the session's sandbox, in the folder.

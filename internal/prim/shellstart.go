@@ -1,6 +1,7 @@
 package prim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,11 +63,20 @@ func (t *Tools) outDir() (string, error) {
 	return t.bgDir, nil
 }
 
-func (t *Tools) shellStart(a *argReader) (Result, error) {
-	command := a.str("command", true)
-	if r, bad := a.result(); bad {
-		return r, nil
-	}
+func init() {
+	idParam := Param{Name: "id", Type: String, Desc: "id from shell-start", Required: true}
+	Register(Tool{Name: "shell-start", Order: 20, Run: (*Tools).shellStart, Params: []Param{
+		{Name: "command", Type: String, Desc: "bash command line", Role: Command, Required: true},
+	}})
+	Register(Tool{Name: "shell-read", Order: 21, Run: (*Tools).shellRead, Params: []Param{
+		idParam,
+		{Name: "tail", Type: Integer, Desc: "only the last n lines"},
+	}})
+	Register(Tool{Name: "shell-stop", Order: 22, Run: (*Tools).shellStop, Params: []Param{idParam}})
+}
+
+func (t *Tools) shellStart(_ context.Context, a Args) (Result, error) {
+	command := a.Str("command")
 	if strings.TrimSpace(command) == "" {
 		return failf("shell-start: the command is empty"), nil
 	}
@@ -120,14 +130,11 @@ func (b *bgProc) status() (string, int) {
 	return fmt.Sprintf("%s has ended: %s%s", b.id, sandbox.ExitText(st), how), sandbox.ExitCode(st)
 }
 
-func (t *Tools) shellRead(a *argReader) (Result, error) {
-	id := a.str("id", true)
-	tail, hasTail := a.int("tail")
+func (t *Tools) shellRead(_ context.Context, a Args) (Result, error) {
+	id := a.Str("id")
+	tail, hasTail := a.Int("tail")
 	if hasTail && tail <= 0 {
-		a.fail("tail must be a positive number of lines, not %d", tail)
-	}
-	if r, bad := a.result(); bad {
-		return r, nil
+		return failf("shell-read: tail must be a positive number of lines, not %d", tail), nil
 	}
 	b, msg := t.findBg(id)
 	if b == nil {
@@ -187,11 +194,8 @@ func (t *Tools) shellRead(a *argReader) (Result, error) {
 	return Result{Output: sandbox.WithTrailer(out, "["+status+"]"), ExitCode: code}, nil
 }
 
-func (t *Tools) shellStop(a *argReader) (Result, error) {
-	id := a.str("id", true)
-	if r, bad := a.result(); bad {
-		return r, nil
-	}
+func (t *Tools) shellStop(_ context.Context, a Args) (Result, error) {
+	id := a.Str("id")
 	b, msg := t.findBg(id)
 	if b == nil {
 		return failf("shell-stop: %s", msg), nil

@@ -13,6 +13,13 @@
 //	git-status   git.go         offered only in a git work tree
 //	git-diff     git.go
 //
+// Each tool is one descriptor (Tool, table.go) its file registers from
+// init: its name, its parameters (type, a one-line description, the role
+// the guard judges it as), its Run and when it is offered. The table drives
+// the schema the model sees, the decoding of a call's arguments, the
+// guard's roles (the session hands them over as data) and nodwyn guard
+// --tool; what the model reads of the tool itself is in prompts/tools.scm.
+//
 // Tools never call the guard: the session asks it before a tool runs. They
 // never decide policy either; Options carries what the session decided
 // (sandbox mode, the lean profile, the allow-listed environment).
@@ -29,7 +36,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -190,13 +196,13 @@ func New(opts Options) (*Tools, error) {
 	} else if opts.Seam != "" && opts.Seam != sandbox.ModeNoSandbox {
 		return nil, fmt.Errorf("prim: unknown sandbox mode %q", opts.Seam)
 	}
-	t.names = []string{"shell-exec", "shell-start", "shell-read", "shell-stop", "fs-read", "fs-write", "fs-edit", "fs-find", "index-grep"}
-	if opts.Seam == sandbox.ModeWorkingCopy && opts.SelfCheck != nil {
-		t.names = append(t.names, "self-check", "run-tests")
-	}
 	if g, err := exec.LookPath("git"); err == nil && isGitRepo(g, opts.Folder, t.env) {
 		t.git = g
-		t.names = append(t.names, "git-status", "git-diff")
+	}
+	for _, tool := range Table() {
+		if ok, _ := tool.offer(t); ok {
+			t.names = append(t.names, tool.Name)
+		}
 	}
 	return t, nil
 }
@@ -213,9 +219,10 @@ func (t *Tools) Mark() string { return t.mark }
 // Env returns the scrubbed environment the tools' programs run with.
 func (t *Tools) Env() []string { return slices.Clone(t.env) }
 
-// Names returns the tools offered in this folder. git-status and git-diff
-// are offered only in a git work tree, and only if git is installed; that
-// is decided once, by New.
+// Names returns the tools offered in this folder, in the table's order.
+// What a tool's Offered says (git-status and git-diff only in a git work
+// tree where git is installed; self-check and run-tests only in a working
+// copy) is decided once, by New.
 func (t *Tools) Names() []string { return slices.Clone(t.names) }
 
 func (t *Tools) offered(name string) bool { return slices.Contains(t.names, name) }
@@ -241,10 +248,11 @@ func (t *Tools) rel(abs string) string {
 	return abs
 }
 
-// Run runs the tool name with args, as decoded from the model's JSON. The
-// error is only for internal failures and for a cancelled ctx (the partial
-// result comes with it); a tool-level failure is a Result with IsError set
-// and a message the model can act on.
+// Run runs the tool name with args, as decoded from the model's JSON: the
+// table's descriptor decodes them (Param) and runs the tool. The error is
+// only for internal failures and for a cancelled ctx (the partial result
+// comes with it); a tool-level failure is a Result with IsError set and a
+// message the model can act on.
 func (t *Tools) Run(ctx context.Context, name string, args map[string]any) (Result, error) {
 	t.mu.Lock()
 	closed := t.closed
@@ -255,171 +263,30 @@ func (t *Tools) Run(ctx context.Context, name string, args map[string]any) (Resu
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if !t.offered(name) {
-		if name == "git-status" || name == "git-diff" {
-			return failf("%s: not offered here: %s is not a git work tree (or git is not installed)", name, t.opts.Folder), nil
-		}
-		if name == "self-check" || name == "run-tests" {
-			return failf("%s: not offered here: self-validation runs in a working copy ([sandbox] mode = \"working_copy\" in config.toml or the contract), in a session that is saved", name), nil
-		}
+	tool, ok := lookup(name)
+	if !ok {
 		return failf("unknown tool %q; the tools are: %s", name, strings.Join(t.names, ", ")), nil
 	}
-	a := argReader{tool: name, m: args}
-	switch name {
-	case "shell-exec":
-		return t.shellExec(ctx, &a)
-	case "shell-start":
-		return t.shellStart(&a)
-	case "shell-read":
-		return t.shellRead(&a)
-	case "shell-stop":
-		return t.shellStop(&a)
-	case "fs-read":
-		return t.fsRead(&a)
-	case "fs-write":
-		return t.fsWrite(&a)
-	case "fs-edit":
-		return t.fsEdit(&a)
-	case "fs-find":
-		return t.fsFind(ctx, &a)
-	case "index-grep":
-		return t.indexGrep(ctx, &a)
-	case "self-check":
-		return t.selfCheck(ctx, &a)
-	case "run-tests":
-		return t.runTests(ctx, &a)
-	case "git-status":
-		return t.gitStatus(ctx, &a)
-	case "git-diff":
-		return t.gitDiff(ctx, &a)
+	if !t.offered(name) {
+		_, why := tool.offer(t)
+		return failf("%s: not offered here: %s", name, why), nil
 	}
-	return Result{}, fmt.Errorf("prim: tool %q offered but not implemented", name)
+	a, msg := tool.decode(args)
+	if msg != "" {
+		return Result{Output: msg, IsError: true}, nil
+	}
+	return tool.Run(t, ctx, a)
 }
 
-// Schema returns the JSON schema of the tool's parameters, or nil for a
-// name that is no tool. Descriptions are the session's business (prompts/).
+// Schema returns the JSON schema of the tool's parameters, each with its
+// type and its one-line description, or nil for a name that is no tool.
+// The tool's own description is the session's business (prompts/).
 func (t *Tools) Schema(name string) map[string]any {
-	s, ok := schemas[name]
+	tool, ok := lookup(name)
 	if !ok {
 		return nil
 	}
-	props := map[string]any{}
-	for _, p := range s.props {
-		props[p.name] = map[string]any{"type": p.typ}
-	}
-	m := map[string]any{"type": "object", "properties": props}
-	if len(s.required) > 0 {
-		m["required"] = slices.Clone(s.required)
-	}
-	return m
-}
-
-type param struct{ name, typ string }
-
-var schemas = map[string]struct {
-	props    []param
-	required []string
-}{
-	"shell-exec":  {[]param{{"command", "string"}, {"timeout", "integer"}}, []string{"command"}},
-	"shell-start": {[]param{{"command", "string"}}, []string{"command"}},
-	"shell-read":  {[]param{{"id", "string"}, {"tail", "integer"}}, []string{"id"}},
-	"shell-stop":  {[]param{{"id", "string"}}, []string{"id"}},
-	"fs-read":     {[]param{{"path", "string"}, {"offset", "integer"}, {"limit", "integer"}}, []string{"path"}},
-	"fs-write":    {[]param{{"path", "string"}, {"content", "string"}}, []string{"path", "content"}},
-	"fs-edit":     {[]param{{"path", "string"}, {"old", "string"}, {"new", "string"}}, []string{"path", "old", "new"}},
-	"fs-find":     {[]param{{"pattern", "string"}, {"path", "string"}}, []string{"pattern"}},
-	"index-grep":  {[]param{{"pattern", "string"}, {"path", "string"}, {"glob", "string"}, {"ignore_case", "boolean"}}, []string{"pattern"}},
-	"self-check":  {[]param{{"timeout", "integer"}}, nil},
-	"run-tests":   {[]param{{"command", "string"}, {"timeout", "integer"}}, []string{"command"}},
-	"git-status":  {nil, nil},
-	"git-diff":    {[]param{{"path", "string"}, {"staged", "boolean"}}, nil},
-}
-
-// argReader reads a tool call's arguments, remembering the first problem.
-type argReader struct {
-	tool string
-	m    map[string]any
-	err  string
-}
-
-func (a *argReader) fail(format string, v ...any) {
-	if a.err == "" {
-		a.err = a.tool + ": " + fmt.Sprintf(format, v...)
-	}
-}
-
-func (a *argReader) str(name string, required bool) string {
-	v, ok := a.m[name]
-	if !ok || v == nil {
-		if required {
-			a.fail("missing argument %q (a string)", name)
-		}
-		return ""
-	}
-	s, ok := v.(string)
-	if !ok {
-		a.fail("argument %q must be a string, not %T", name, v)
-	}
-	return s
-}
-
-// int reads an integer argument; ok is false when it is absent.
-func (a *argReader) int(name string) (n int, ok bool) {
-	v, present := a.m[name]
-	if !present || v == nil {
-		return 0, false
-	}
-	switch x := v.(type) {
-	case float64:
-		if x != float64(int(x)) {
-			a.fail("argument %q must be a whole number, not %v", name, x)
-		}
-		return int(x), true
-	case int:
-		return x, true
-	case int64:
-		return int(x), true
-	case interface{ Int64() (int64, error) }: // json.Number
-		i, err := x.Int64()
-		if err != nil {
-			a.fail("argument %q must be a whole number: %v", name, err)
-		}
-		return int(i), true
-	case string:
-		i, err := strconv.Atoi(strings.TrimSpace(x))
-		if err != nil {
-			a.fail("argument %q must be a whole number, not %q", name, x)
-		}
-		return i, true
-	}
-	a.fail("argument %q must be a whole number, not %T", name, v)
-	return 0, false
-}
-
-func (a *argReader) bool(name string) bool {
-	v, ok := a.m[name]
-	if !ok || v == nil {
-		return false
-	}
-	switch x := v.(type) {
-	case bool:
-		return x
-	case string:
-		b, err := strconv.ParseBool(x)
-		if err != nil {
-			a.fail("argument %q must be true or false, not %q", name, x)
-		}
-		return b
-	}
-	a.fail("argument %q must be true or false, not %T", name, v)
-	return false
-}
-
-func (a *argReader) result() (Result, bool) {
-	if a.err != "" {
-		return Result{Output: a.err, IsError: true}, true
-	}
-	return Result{}, false
+	return tool.Schema()
 }
 
 // Close stops the session's shell-start processes, shell-exec calls still

@@ -2,6 +2,7 @@ package prim
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,12 +26,16 @@ import (
 // it points, and replacing the link instead would silently cut a file the
 // project links to (a dotfile kept elsewhere) from its target.
 
-func (t *Tools) fsWrite(a *argReader) (Result, error) {
-	p := a.str("path", true)
-	content := a.str("content", true)
-	if r, bad := a.result(); bad {
-		return r, nil
-	}
+func init() {
+	Register(Tool{Name: "fs-write", Order: 31, Run: (*Tools).fsWrite, Params: []Param{
+		{Name: "path", Type: String, Desc: "file to write", Role: PathWrite, Required: true},
+		{Name: "content", Type: String, Desc: "the whole new content", Role: Content, Required: true},
+	}})
+}
+
+func (t *Tools) fsWrite(_ context.Context, a Args) (Result, error) {
+	p := a.Str("path")
+	content := a.Str("content")
 	if p == "" {
 		return failf("fs-write: the path is empty"), nil
 	}
