@@ -107,7 +107,7 @@ func (a *ArgvTrigger) Name() string { return "ArgvTrigger" }
 // Check judges the command line of shell-exec, shell-start, self-check and
 // run-tests.
 func (a *ArgvTrigger) Check(_ context.Context, req Request) Decision {
-	if !isShell(req.Tool) {
+	if !isShell(req) {
 		return Decision{}
 	}
 	d := a.analyze(argString(req, "command")).decision

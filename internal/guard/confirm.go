@@ -79,6 +79,27 @@ func (a *Approvals) Add(kind, value string) {
 	}
 }
 
+// AddFor records the standing approval a person's "always" gives req: its
+// command line as given ("always" for `rm -rf build` must not approve
+// every rm), else the path its file tool names.
+func (a *Approvals) AddFor(req Request) {
+	req = a.judged(req)
+	if line, ok := commandLine(req); ok {
+		a.Add(ApprovePrefix, strings.TrimSpace(line))
+	} else if p, ok := pathParam(req); ok {
+		a.Add(ApprovePath, argString(req, p.Param))
+	}
+}
+
+// judged is req with the roles of the guard the approvals are checked
+// against.
+func (a *Approvals) judged(req Request) Request {
+	if a.Guard != nil {
+		req.roles = a.Guard.roles
+	}
+	return req
+}
+
 // Covers reports whether a standing approval answers req. A command line
 // is covered only when it is one simple command (no pipes, lists,
 // substitutions or redirections) whose words begin with an approved
@@ -104,10 +125,11 @@ func (a *Approvals) CoversDecision(req Request, d Decision) bool {
 
 // matches reports whether an approved prefix or path matches req.
 func (a *Approvals) matches(req Request) bool {
+	req = a.judged(req)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if isShell(req.Tool) {
-		words, ok := simpleWords(argString(req, "command"))
+	if line, ok := commandLine(req); ok {
+		words, ok := simpleWords(line)
 		if !ok {
 			return false
 		}
@@ -125,8 +147,8 @@ func (a *Approvals) matches(req Request) bool {
 		}
 		return false
 	}
-	if fileTools[req.Tool] {
-		path := argString(req, "path")
+	if p, ok := pathParam(req); ok {
+		path := argString(req, p.Param)
 		if path == "" {
 			return false
 		}

@@ -105,13 +105,16 @@ func (v Verdict) String() string {
 }
 
 // Request is one tool call: the tool's name and its decoded JSON arguments.
-// Argument names: shell-exec/shell-start/run-tests {command}; self-check
-// {command} (the contract's check, put there by the session); fs-read {path, offset,
-// limit}; fs-write {path, content}; fs-edit {path, old, new}; fs-find
-// {pattern, path}; index-grep {pattern, path, glob}; git-diff {path}.
+// What each argument is to the checkers is its role (Options.Tools; by
+// default DefaultTools: shell-exec/shell-start/run-tests {command};
+// self-check {command} (the contract's check, put there by the session);
+// fs-read {path}; fs-write {path, content}; fs-edit {path, new}; fs-find
+// {pattern, path}; index-grep {path, glob}; git-diff {path}).
 type Request struct {
 	Tool string
 	Args map[string]any
+
+	roles roles // the guard's, set by Guard.Check; nil: DefaultTools
 }
 
 // Decision is a checker's judgement. Reason is read by the model, so it
@@ -163,6 +166,10 @@ type Options struct {
 	// (files, listings, links with their targets as written, no .git),
 	// as a copy of it.
 	Checkout string
+	// Tools are the roles of the tools' parameters (a path read or
+	// written, a command line, a pattern, content written): the session's
+	// from prim's table. nil: DefaultTools.
+	Tools []ToolParam
 }
 
 // Checker judges a request. A Decision with Verdict Allow means "no
@@ -177,6 +184,7 @@ type Checker interface {
 // Guard is the set of checkers a session consults before every tool call.
 type Guard struct {
 	opts     Options
+	roles    roles
 	deny     *PathDenylist
 	pin      *RepoPin
 	argv     *ArgvTrigger
@@ -194,7 +202,10 @@ type Guard struct {
 // variables, CredentialsDir from $CREDENTIALS_DIRECTORY.
 func New(opts Options) *Guard {
 	opts = withDefaults(opts)
-	g := &Guard{opts: opts}
+	g := &Guard{opts: opts, roles: defaultRoles}
+	if opts.Tools != nil {
+		g.roles = newRoles(opts.Tools)
+	}
 	g.deny = NewPathDenylist(opts)
 	g.pin = &RepoPin{Folder: opts.Folder, Scratch: opts.Scratch, Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox}
 	g.argv = &ArgvTrigger{
@@ -287,6 +298,7 @@ func (g *Guard) Options() Options { return g.opts }
 // the decision is Allow, with ScratchWrites' reason for a write inside the
 // scratch directory.
 func (g *Guard) Check(ctx context.Context, req Request) Decision {
+	req.roles = g.roles
 	best := Decision{Verdict: Allow}
 	for _, c := range g.builtins {
 		d := c.Check(ctx, req)
@@ -349,7 +361,10 @@ func (g *Guard) Redact(s string) string { return g.content.Redact(s) }
 // IsScratchWrite reports whether req writes a file inside the scratch
 // directory: a standing approval that still counts against the turn's
 // budget of irreversible actions.
-func (g *Guard) IsScratchWrite(req Request) bool { return g.scratch.covers(req) }
+func (g *Guard) IsScratchWrite(req Request) bool {
+	req.roles = g.roles
+	return g.scratch.covers(req)
+}
 
 // argString returns a string argument of req.
 func argString(req Request, name string) string {
@@ -365,37 +380,135 @@ func argString(req Request, name string) string {
 	return ""
 }
 
-// fileTools are the tools whose "path" argument names a file or directory.
-var fileTools = map[string]bool{
-	"fs-read": true, "fs-write": true, "fs-edit": true, "fs-find": true,
-	"index-grep": true, "git-diff": true,
+// Role is what a tool's parameter is to the guard. The session hands the
+// guard the roles of its tools (Options.Tools) from prim's table, as data:
+// guard imports nothing of prim.
+type Role string
+
+// The roles a parameter can have.
+const (
+	// RolePathRead is a file or directory the tool reads or searches
+	// (the denylist, the repository pin).
+	RolePathRead Role = "path-read"
+	// RolePathWrite is a file the tool writes (also ProtectedPaths,
+	// ScratchWrites).
+	RolePathWrite Role = "path-write"
+	// RoleCommand is a command line the tool runs (the argv trigger, the
+	// secret scan, ProtectedPaths, standing approvals of a prefix).
+	RoleCommand Role = "command"
+	// RolePattern is a glob matched below the tool's path.
+	RolePattern Role = "pattern"
+	// RoleContent is text the tool writes (the secret scan).
+	RoleContent Role = "content"
+)
+
+// ToolParam is a tool's parameter that has a role. A path that is not
+// Required names the folder when the call leaves it out.
+type ToolParam struct {
+	Tool, Param string
+	Role        Role
+	Required    bool
 }
 
-// writeTools are the file tools that change what they name.
-var writeTools = map[string]bool{"fs-write": true, "fs-edit": true}
-
-// isShell: the tools whose "command" argument is a command line. The
-// session puts self-check's command (the contract's check) in its
-// arguments before the guard is asked.
-func isShell(tool string) bool {
-	switch tool {
-	case "shell-exec", "shell-start", "self-check", "run-tests":
-		return true
+// DefaultTools are the roles of nodwyn's tools, for a guard whose Options
+// name none (the guard's own tests, a caller without prim's table). The
+// session hands the guard its table's roles instead; a test there checks
+// that these agree with it.
+func DefaultTools() []ToolParam {
+	return []ToolParam{
+		{"shell-exec", "command", RoleCommand, true},
+		{"shell-start", "command", RoleCommand, true},
+		{"fs-read", "path", RolePathRead, true},
+		{"fs-write", "path", RolePathWrite, true},
+		{"fs-write", "content", RoleContent, true},
+		{"fs-edit", "path", RolePathWrite, true},
+		{"fs-edit", "new", RoleContent, true},
+		{"fs-find", "pattern", RolePattern, true},
+		{"fs-find", "path", RolePathRead, false},
+		{"index-grep", "path", RolePathRead, false},
+		{"index-grep", "glob", RolePattern, false},
+		{"self-check", "command", RoleCommand, false},
+		{"run-tests", "command", RoleCommand, true},
+		{"git-diff", "path", RolePathRead, false},
 	}
-	return false
+}
+
+// roles is a table of ToolParams by tool.
+type roles map[string][]ToolParam
+
+func newRoles(ps []ToolParam) roles {
+	r := roles{}
+	for _, p := range ps {
+		if p.Tool != "" && p.Param != "" && p.Role != "" {
+			r[p.Tool] = append(r[p.Tool], p)
+		}
+	}
+	return r
+}
+
+var defaultRoles = newRoles(DefaultTools())
+
+// param returns the tool's first parameter with one of the roles.
+func (r roles) param(tool string, rs ...Role) (ToolParam, bool) {
+	for _, p := range r[tool] {
+		for _, role := range rs {
+			if p.Role == role {
+				return p, true
+			}
+		}
+	}
+	return ToolParam{}, false
+}
+
+// rolesOf is the table req is judged by: the guard's (Guard.Check puts it
+// in the request), else DefaultTools.
+func rolesOf(req Request) roles {
+	if req.roles != nil {
+		return req.roles
+	}
+	return defaultRoles
+}
+
+// pathParam is the tool's path parameter, if it has one.
+func pathParam(req Request) (ToolParam, bool) {
+	return rolesOf(req).param(req.Tool, RolePathRead, RolePathWrite)
+}
+
+// isWrite: the tool writes the file its path names.
+func isWrite(req Request) bool {
+	_, ok := rolesOf(req).param(req.Tool, RolePathWrite)
+	return ok
+}
+
+// isShell: the tool runs a command line. The session puts self-check's
+// command (the contract's check) in its arguments before the guard is
+// asked.
+func isShell(req Request) bool {
+	_, ok := rolesOf(req).param(req.Tool, RoleCommand)
+	return ok
+}
+
+// commandLine is the command line a tool runs, if it runs one.
+func commandLine(req Request) (string, bool) {
+	p, ok := rolesOf(req).param(req.Tool, RoleCommand)
+	if !ok {
+		return "", false
+	}
+	return argString(req, p.Param), true
 }
 
 // toolPath returns the absolute lexical path a file tool names, relative
 // paths taken relative to folder, and whether the tool names one at all.
-// Tools whose path is optional (fs-find, index-grep, git-diff) default to
-// the folder.
+// A path that is not required (fs-find's, index-grep's, git-diff's)
+// defaults to the folder.
 func toolPath(req Request, folder string) (raw string, abs string, ok bool) {
-	if !fileTools[req.Tool] {
+	p, ok := pathParam(req)
+	if !ok {
 		return "", "", false
 	}
-	raw = argString(req, "path")
+	raw = argString(req, p.Param)
 	if raw == "" {
-		if req.Tool == "fs-find" || req.Tool == "index-grep" || req.Tool == "git-diff" {
+		if !p.Required {
 			return ".", folder, folder != ""
 		}
 		return "", "", false

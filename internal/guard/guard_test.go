@@ -119,3 +119,57 @@ func TestTheGuardIsSafeForConcurrentUse(t *testing.T) {
 
 // bg is the context the tests judge under.
 var bg = context.Background()
+
+// A tool the guard knows only from Options.Tools (as the session hands it
+// prim's table) is judged by its parameters' roles: its path against the
+// denylist, the pin and the protected paths, the text it writes by the
+// secret scan, its command line by the argv trigger; a standing approval
+// of it is its path or its line. Without the roles nothing is judged.
+func TestAToolGetsItsRolesFromTheOptions(t *testing.T) {
+	e := newTestEnv(t)
+	o := e.opts(false)
+	o.Unattended = true
+	o.Tools = append(DefaultTools(),
+		ToolParam{Tool: "x-peek", Param: "file", Role: RolePathRead, Required: true},
+		ToolParam{Tool: "x-put", Param: "target", Role: RolePathWrite, Required: true},
+		ToolParam{Tool: "x-put", Param: "body", Role: RoleContent},
+		ToolParam{Tool: "x-scan", Param: "root", Role: RolePathRead},
+		ToolParam{Tool: "x-run", Param: "command", Role: RoleCommand, Required: true},
+	)
+	g, plain := New(o), e.guard(false)
+	const token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+	for _, c := range []struct {
+		req     Request
+		verdict Verdict
+		checker string
+	}{
+		{Request{"x-peek", map[string]any{"file": filepath.Join(e.Home, ".ssh", "id_rsa")}, nil}, Refuse, "PathDenylist"},
+		{Request{"x-peek", map[string]any{"file": "/etc/hosts"}, nil}, Refuse, "RepoPin"},
+		{Request{"x-peek", map[string]any{"file": "main.go"}, nil}, Allow, ""},
+		{Request{"x-put", map[string]any{"target": ".nodwyn/init.scm"}, nil}, Refuse, "ProtectedPaths"},
+		{Request{"x-put", map[string]any{"target": "notes.txt", "body": "token " + token}, nil}, SecurityConfirm, "ContentScan"},
+		{Request{"x-scan", map[string]any{}, nil}, Allow, ""}, // an optional path is the folder
+		{Request{"x-run", map[string]any{"command": "cat ~/.ssh/id_rsa"}, nil}, Refuse, "ArgvTrigger"},
+	} {
+		d := g.Check(bg, c.req)
+		if d.Verdict != c.verdict || (c.checker != "" && d.Checker != c.checker) {
+			t.Errorf("%s %v: %v by %s (%s), want %v by %s", c.req.Tool, c.req.Args, d.Verdict, d.Checker, d.Reason, c.verdict, c.checker)
+		}
+		if d := plain.Check(bg, c.req); d.Verdict != Allow {
+			t.Errorf("%s without its roles: %v by %s", c.req.Tool, d.Verdict, d.Checker)
+		}
+	}
+	scratch := Request{Tool: "x-put", Args: map[string]any{"target": filepath.Join(e.Scratch, "f")}}
+	if !g.IsScratchWrite(scratch) || plain.IsScratchWrite(scratch) {
+		t.Error("x-put into the scratch directory is not a scratch write by its role")
+	}
+	a := NewApprovals(g)
+	a.AddFor(Request{Tool: "x-put", Args: map[string]any{"target": "build"}})
+	a.AddFor(Request{Tool: "x-run", Args: map[string]any{"command": "make lint"}})
+	if !a.matches(Request{Tool: "x-put", Args: map[string]any{"target": "build/out"}}) || !a.matches(Request{Tool: "x-run", Args: map[string]any{"command": "make lint"}}) {
+		t.Error("standing approvals of x-put's path and x-run's line do not match")
+	}
+	if a.matches(Request{Tool: "x-run", Args: map[string]any{"command": "make"}}) {
+		t.Error("an approval of `make lint` covers `make`")
+	}
+}

@@ -31,14 +31,14 @@ func (p *ProtectedPaths) Name() string { return "ProtectedPaths" }
 func (p *ProtectedPaths) Check(_ context.Context, req Request) Decision {
 	var targets []string
 	switch {
-	case writeTools[req.Tool]:
+	case isWrite(req):
 		_, abs, ok := toolPath(req, p.Folder)
 		if !ok {
 			return Decision{}
 		}
 		targets = []string{abs}
-	case isShell(req.Tool) && p.Argv != nil:
-		line := argString(req, "command")
+	case isShell(req) && p.Argv != nil:
+		line, _ := commandLine(req)
 		res := p.Argv.analyze(line)
 		targets = res.writes
 		// nodwyn's own folder named on a line that runs anything but a

@@ -27,10 +27,11 @@ func (s *ScratchWrites) Check(_ context.Context, req Request) Decision {
 }
 
 func (s *ScratchWrites) covers(req Request) bool {
-	if s.Scratch == "" || !writeTools[req.Tool] {
+	p, ok := pathParam(req)
+	if s.Scratch == "" || !ok || p.Role != RolePathWrite {
 		return false
 	}
-	raw := argString(req, "path")
+	raw := argString(req, p.Param)
 	if !filepath.IsAbs(raw) {
 		return false
 	}

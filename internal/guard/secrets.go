@@ -291,26 +291,28 @@ func NewContentScan(secrets []string) *ContentScan {
 // Name is the checker's name.
 func (c *ContentScan) Name() string { return "ContentScan" }
 
-// Check scans what fs-write and fs-edit write and what a command line
-// sends.
+// Check scans what a tool writes (a parameter with RoleContent: fs-write's
+// content, fs-edit's new) and what a command line sends.
 func (c *ContentScan) Check(_ context.Context, req Request) Decision {
-	var text, what string
-	switch req.Tool {
-	case "fs-write":
-		text, what = argString(req, "content"), "the content to write"
-	case "fs-edit":
-		text, what = argString(req, "new"), "the replacement text"
-	case "shell-exec", "shell-start", "self-check", "run-tests":
-		text, what = argString(req, "command"), "the command line"
-	default:
-		return Decision{}
-	}
-	if kind := c.Find(text); kind != "" {
-		if c.KeyRemovals && isShell(req.Tool) && c.Find(withoutRemovedKeys(text)) == "" {
-			return Decision{} // a sanitizing sed: the key is what it removes
+	for _, p := range rolesOf(req)[req.Tool] {
+		if p.Role != RoleContent && p.Role != RoleCommand {
+			continue
 		}
-		return Decision{Verdict: SecurityConfirm, Checker: c.Name(), Reason: fmt.Sprintf(
-			"%s contains what looks like a credential (%s); never write or send a secret: read it from an environment variable or a file the person names, or use a placeholder", what, kind)}
+		text := argString(req, p.Param)
+		what := map[string]string{"content": "the content to write", "new": "the replacement text"}[p.Param]
+		switch {
+		case p.Role == RoleCommand:
+			what = "the command line"
+		case what == "":
+			what = "the " + p.Param + " to write"
+		}
+		if kind := c.Find(text); kind != "" {
+			if c.KeyRemovals && p.Role == RoleCommand && c.Find(withoutRemovedKeys(text)) == "" {
+				continue // a sanitizing sed: the key is what it removes
+			}
+			return Decision{Verdict: SecurityConfirm, Checker: c.Name(), Reason: fmt.Sprintf(
+				"%s contains what looks like a credential (%s); never write or send a secret: read it from an environment variable or a file the person names, or use a placeholder", what, kind)}
+		}
 	}
 	return Decision{}
 }
