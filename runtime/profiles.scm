@@ -28,11 +28,70 @@
 ;;; --profile, NODWYN_PROFILE, [loop] profile in config.toml, or else
 ;;; (default-profile-name), which a project may redefine.
 
+;;; (define-profile-key! 'key "what it is") declares a setting of a
+;;; project's own, which its procedures read with (profile-ref 'key).
+
 (define profiles (make-hash-table))
 
+;; The settings define-profile accepts, with what each value must be: a
+;; procedure, a positive integer, or anything (Go checks the sandbox value
+;; when it reads it, naming the file and line).
+(define profile-keys
+  (list (cons 'system-prompt 'procedure) (cons 'tool-description 'procedure)
+        (cons 'run 'procedure) (cons 'turn-end 'procedure)
+        (cons 'fold-limit 'positive-integer) (cons 'leave-running 'any)
+        (cons 'sandbox 'any) (cons 'finish-self-check 'any)))
+
+(define (define-profile-key! key doc)
+  (unless (symbol? key)
+    (error "define-profile-key!: the key must be a symbol, as in (define-profile-key! 'my-setting \"what it is\")" key))
+  (unless (assq key profile-keys)
+    (set! profile-keys (append profile-keys (list (cons key 'any)))))
+  key)
+
+(define (profile-key-names)
+  (map (lambda (k) (symbol->string (car k))) profile-keys))
+
+;; check-profile-settings raises an error that names the profile, the
+;; setting and what is accepted: a typo such as fold-limt is caught where
+;; the profile is defined, not when a run never reads the setting.
+(define (check-profile-settings name settings)
+  (unless (list? settings)
+    (error (string-append "define-profile " (symbol->string name)
+                          ": the settings must be a list of (key . value) pairs")
+           settings))
+  (for-each
+   (lambda (entry)
+     (unless (and (pair? entry) (symbol? (car entry)))
+       (error (string-append "define-profile " (symbol->string name)
+                             ": each setting must be a (key . value) pair with a symbol key")
+              entry))
+     (let ((kind (assq (car entry) profile-keys)))
+       (cond
+        ((not kind)
+         (error (string-append "define-profile " (symbol->string name) ": unknown setting "
+                               (symbol->string (car entry)) "; the settings are "
+                               (string-join (profile-key-names) ", ")
+                               " (declare a setting of your own first with (define-profile-key! '"
+                               (symbol->string (car entry)) " \"what it is\"))")))
+        ((and (eq? (cdr kind) 'procedure) (not (procedure? (cdr entry))))
+         (error (string-append "define-profile " (symbol->string name) ": "
+                               (symbol->string (car entry)) " must be a procedure")
+                (cdr entry)))
+        ((and (eq? (cdr kind) 'positive-integer)
+              (not (and (exact-integer? (cdr entry)) (positive? (cdr entry)))))
+         (error (string-append "define-profile " (symbol->string name) ": "
+                               (symbol->string (car entry)) " must be a positive whole number")
+                (cdr entry))))))
+   settings))
+
 (define (define-profile name settings)
-  (hash-table-set! profiles (if (symbol? name) name (string->symbol name)) settings)
-  name)
+  (let ((key (cond ((symbol? name) name)
+                   ((string? name) (string->symbol name))
+                   (else (error "define-profile: the name must be a symbol, as in (define-profile 'careful settings)" name)))))
+    (check-profile-settings key settings)
+    (hash-table-set! profiles key settings)
+    name))
 
 (define (profile-named name)
   (let ((p (hash-table-ref/default profiles (if (symbol? name) name (string->symbol name)) #f)))

@@ -282,6 +282,7 @@ func (c *compiler) compRef(id Value, sc *scope, pos *Pos) code {
 	case *localVar:
 		return c.localRef(b, pos)
 	case *global:
+		c.in.noteRef(b, pos)
 		return globalRef(b, pos)
 	}
 	s, _ := baseName(id)
@@ -411,6 +412,7 @@ func (c *compiler) compCall(x *Pair, sc *scope, tail bool, pos *Pos) code {
 	}
 	if isIdentifier(x.Car) {
 		if g, ok := c.lookup(sc, x.Car).(*global); ok {
+			c.in.noteRef(g, pos)
 			if p, ok := g.value.(*Primitive); ok {
 				if fc := c.inlinePrim(g, p, args, argcs, sc, pos); fc != nil {
 					return fc

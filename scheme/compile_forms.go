@@ -134,6 +134,7 @@ func compSet(c *compiler, x *Pair, sc *scope, tail bool) code {
 	case *localVar:
 		return c.localSet(b, val)
 	case *global:
+		c.in.noteRef(b, pos)
 		return func(th *thread, fr *frame) Value {
 			v := val(th, fr)
 			if b.value == nil {

@@ -23,6 +23,7 @@ type Interp struct {
 	th       *thread
 	loadFS   fs.FS
 	opts     Options
+	forward  map[*global]Pos // see noteRef
 }
 
 type global struct {

@@ -204,7 +204,11 @@ func (s *Session) bind() {
 		if err := s.notInChecker("finish!"); err != nil {
 			return nil, err
 		}
-		s.outcome = &Outcome{Status: scheme.DisplayString(args[0]), Text: scheme.DisplayString(args[1])}
+		status := scheme.DisplayString(args[0])
+		if _, ok := args[0].(scheme.Symbol); !ok || (status != "finished" && status != "no-progress") {
+			return nil, scheme.Errorf("finish!: the outcome must be 'finished or 'no-progress, not %s (the others — budget, deadline, interrupted, failed — are the runtime's to record)", scheme.WriteString(args[0]))
+		}
+		s.outcome = &Outcome{Status: status, Text: scheme.DisplayString(args[1])}
 		return scheme.Void, nil
 	})
 

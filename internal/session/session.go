@@ -346,6 +346,11 @@ func (s *Session) loadChain(parent context.Context) error {
 	if err := s.loadInit(ctx); err != nil {
 		return err
 	}
+	// The resolve pass: a name the loaded code refers to and no file of
+	// the chain defines stops the run now, not when its branch runs.
+	if refs := s.interp.Unresolved(); len(refs) > 0 {
+		return s.loadFailed(ctx, "the init chain", scheme.UnresolvedError(refs), "define the name, or correct its spelling")
+	}
 	if _, err := s.interp.CallByName(ctx, "current-profile"); err != nil {
 		return s.loadFailed(ctx, "(current-profile) (as the init chain defines it)", err, "")
 	}
@@ -449,7 +454,42 @@ func (s *Session) loadFailed(ctx context.Context, what string, err error, fix st
 	if fix == "" {
 		fix = "fix " + what
 	}
-	return fmt.Errorf("%v\n(the run stopped before any model call; %s)", err, fix)
+	if from := callerFile(err); from != "" {
+		err = &calledFrom{at: from, err: err}
+	}
+	return fmt.Errorf("%w\n(the run stopped before any model call; %s)", err, fix)
+}
+
+// callerFile is where in a file of the person's or the project's an error
+// raised inside nodwyn's embedded Scheme was called from (a define-profile
+// with a misspelt setting fails in runtime/profiles.scm): "" when it was
+// raised in their file, or not called from one.
+// calledFrom is an error of the embedded Scheme told from the caller's
+// place: "init.scm:2:1: define-profile careful: … (raised at
+// runtime/profiles.scm:72:10)".
+type calledFrom struct {
+	at  string
+	err error
+}
+
+func (c *calledFrom) Error() string {
+	var e *scheme.Error
+	errors.As(c.err, &e)
+	return c.at + ": " + e.Msg + " (raised at " + e.Pos.String() + ")"
+}
+func (c *calledFrom) Unwrap() error { return c.err }
+
+func callerFile(err error) string {
+	var e *scheme.Error
+	if !errors.As(err, &e) || e.Pos.IsZero() || filepath.IsAbs(e.Pos.File) {
+		return ""
+	}
+	for _, f := range e.Stack {
+		if filepath.IsAbs(f.Pos.File) {
+			return f.Pos.String()
+		}
+	}
+	return ""
 }
 
 // loadInit loads the embedded init.scm, then the person's and the project's.
