@@ -158,67 +158,6 @@ func (an *analyzer) call(c *syntax.CallExpr, stdin string) string {
 	return out
 }
 
-// wrappers and how many of their leading arguments are options with a
-// value (the rest of their options take none).
-var valueOpts = map[string]string{
-	"timeout":     "-s --signal -k --kill-after",
-	"nice":        "-n --adjustment",
-	"stdbuf":      "-i -o -e --input --output --error",
-	"sudo":        "-u -g -h -p -C -U -r -t -D --user --group --host --prompt --chdir",
-	"doas":        "-u -C",
-	"ionice":      "-c -n -p -t --class --classdata",
-	"taskset":     "",
-	"chrt":        "",
-	"setsid":      "",
-	"nohup":       "",
-	"time":        "-f -o --format --output",
-	"command":     "",
-	"builtin":     "",
-	"exec":        "-a",
-	"unbuffer":    "",
-	"flock":       "-w -E --timeout --conflict-exit-code",
-	"strace":      "-e -o -p -s -u -E -P -I -b -O -S -X",
-	"ltrace":      "-e -o -p -s -u -n -a",
-	"catchsegv":   "",
-	"xvfb-run":    "-n -s -f -e -p --server-num --server-args --auth-file --error-file",
-	"proxychains": "-f", "proxychains4": "-f", "torsocks": "",
-	"caffeinate": "", "systemd-run": "-p -E -u --unit --property --setenv --working-directory",
-	"runuser": "-u -g -G", "sg": "", "nsenter": "-t --target", "unshare": "", "firejail": "",
-	"bwrap": "", "fakeroot": "", "eatmydata": "", "tsp": "", "ts": "", "parallel": "",
-}
-
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "ash": true, "mksh": true, "fish": true, "rbash": true}
-
-var networkTools = map[string]bool{
-	"curl": true, "wget": true, "ssh": true, "scp": true, "sftp": true, "nc": true, "ncat": true, "netcat": true,
-	"socat": true, "telnet": true, "ftp": true, "lftp": true, "tftp": true, "aria2c": true, "http": true,
-	"https": true, "xh": true, "rclone": true, "sshpass": true, "mosh": true, "ssh-copy-id": true, "axel": true, "ssh-keyscan": true,
-}
-
-// decoders make up text the analysis cannot follow.
-var decoders = map[string]bool{
-	"base32": true, "openssl": true, "gpg": true, "tr": true, "sed": true, "awk": true, "gawk": true, "mawk": true,
-	"perl": true, "ruby": true, "node": true, "php": true, "python": true, "python2": true, "python3": true,
-	"uudecode": true, "gunzip": true, "zcat": true, "gzip": true, "xz": true, "bzip2": true, "iconv": true,
-	"od": true, "cut": true, "dd": true, "jq": true, "envsubst": true, "eval": true, "m4": true, "cpp": true,
-}
-
-var recursiveAlways = map[string]bool{
-	"tar": true, "zip": true, "7z": true, "7za": true, "rsync": true, "rg": true, "ag": true,
-	"restic": true, "borg": true, "duplicity": true, "cpio": true, "rclone": true, "mksquashfs": true,
-}
-
-func isInterpreter(base string) bool {
-	switch {
-	case base == "perl" || base == "ruby" || base == "node" || base == "nodejs" || base == "php" || base == "lua" ||
-		base == "deno" || base == "bun" || base == "Rscript" || base == "osascript" || base == "pwsh" || base == "irb" || base == "tclsh" || base == "julia":
-		return true
-	case strings.HasPrefix(base, "python") || strings.HasPrefix(base, "pypy") || strings.HasPrefix(base, "perl5") || strings.HasPrefix(base, "lua5"):
-		return true
-	}
-	return false
-}
-
 // exec judges one command's argv with its standard input and returns its
 // output as far as the analysis knows it.
 func (an *analyzer) exec(argv []string, stdin string) string {
@@ -293,334 +232,214 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 		return out
 	}
 
-	switch {
-	case base == "env":
-		return an.envCmd(args, stdin)
-	case base == "busybox" || base == "toybox":
-		if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-			return an.exec(args, stdin)
-		}
-		return ""
-	case base == "xargs":
-		return an.xargs(args, stdin)
-	case base == "watch":
-		return an.script(strings.Join(skipOpts(args, "-n -d --interval --differences"), " "), nil)
-	case base == "chroot":
-		if len(args) > 0 {
-			an.judge(args[0], roleRecursive)
-			return an.exec(args[1:], stdin)
-		}
-		return ""
-	case base == "su" || base == "script":
-		for i, a := range args {
-			if (a == "-c" || a == "--command") && i+1 < len(args) {
-				return an.script(args[i+1], nil)
-			}
-			if v, ok := strings.CutPrefix(a, "--command="); ok {
-				return an.script(v, nil)
-			}
-		}
-		return ""
-	case base == "command" && len(args) > 0 && (args[0] == "-v" || args[0] == "-V"):
-		return ""
+	if out, ok := an.builtin(base, args, stdin, allProse); ok {
+		return out
 	}
-	if vo, ok := valueOpts[base]; ok {
-		rest := skipOpts(args, vo)
-		if base == "timeout" && len(rest) > 0 {
-			rest = rest[1:]
-		}
-		if (base == "taskset" || base == "chrt") && len(rest) > 0 {
-			rest = rest[1:]
-		}
-		if base == "flock" && len(rest) > 0 {
-			an.judge(rest[0], roleOperand)
-			rest = rest[1:]
-			if len(rest) > 1 && (rest[0] == "-c" || rest[0] == "--command") {
-				return an.script(rest[1], nil)
-			}
-		}
-		// A wrapper that changes the directory first (sudo -D, systemd-run
-		// --working-directory) runs its command there.
-		for j := 0; j < len(args)-len(rest); j++ {
-			a := args[j]
-			var dir string
-			switch {
-			case (a == "-D" || a == "--chdir" || a == "--working-directory") && j+1 < len(args):
-				dir = args[j+1]
-			case strings.HasPrefix(a, "--chdir=") || strings.HasPrefix(a, "--working-directory="):
-				_, dir, _ = strings.Cut(a, "=")
-			default:
-				continue
-			}
-			an.judge(dir, roleOperand)
-			return an.sub(func() string {
-				an.setCwd(dir)
-				if len(rest) == 0 {
-					return ""
-				}
-				return an.exec(rest, stdin)
-			})
-		}
-		if base == "sudo" || base == "doas" || base == "runuser" || base == "systemd-run" {
-			for len(rest) > 0 && strings.Contains(rest[0], "=") && !strings.HasPrefix(rest[0], "-") {
-				k, v, _ := strings.Cut(rest[0], "=")
-				an.varCarries(k, v)
-				rest = rest[1:]
-			}
-		}
-		if base == "parallel" {
-			an.uncertain = true
-			return an.script(strings.Join(rest, " "), nil)
-		}
-		if len(rest) == 0 {
-			return ""
-		}
-		return an.exec(rest, stdin)
-	}
+	return an.program(lookup(base), base, args, stdin)
+}
 
-	switch {
-	case shells[base]:
-		return an.shell(args, stdin)
-	case base == "eval":
-		return an.scriptHere(strings.Join(args, " "), an.pos)
-	case base == "source" || base == ".":
+// builtin judges the shell's own builtins, whose effect is on the shell:
+// its directory, variables, positional parameters, options and what it
+// prints.
+func (an *analyzer) builtin(base string, args []string, stdin string, allProse bool) (string, bool) {
+	switch base {
+	case "eval":
+		return an.scriptHere(strings.Join(args, " "), an.pos), true
+	case "source", ".":
 		if len(args) > 0 {
 			an.judge(args[0], roleOperand)
 			an.scriptFileIn(args[0], args[1:], true, true)
 		}
 		an.uncertain = an.uncertain || len(args) == 0
-		return markUnknown
-	case base == "cd" || base == "pushd":
-		dir := ""
-		for i, a := range args {
-			if a == "--" {
-				if i+1 < len(args) {
-					dir = args[i+1]
-				}
-				break
-			}
-			if !strings.HasPrefix(a, "-") || a == "-" {
-				dir = a
-				break
-			}
-		}
-		if base == "pushd" && dir != "-" && (strings.HasPrefix(dir, "+") || strings.HasPrefix(dir, "-")) {
-			an.cwdOK = false // a rotation of the directory stack
-			return ""
-		}
-		if dir == "-" {
-			dir = an.getVar("OLDPWD")
-		}
-		if dir == "" {
-			dir = an.t.Home
-		}
-		// CDPATH: a relative name is looked up in each of its directories
-		// first; every candidate is judged, and the first that exists is
-		// where cd goes.
-		if cdpath := an.getVar("CDPATH"); cdpath != "" && cdpath != markUnknown && !filepath.IsAbs(dir) &&
-			!strings.HasPrefix(dir, "./") && !strings.HasPrefix(dir, "../") && dir != "." && dir != ".." {
-			if strings.Contains(cdpath, markUnknown) || strings.Contains(cdpath, markBuilt) {
-				an.uncertain = true
-				an.judge(dir, roleOperand)
-				an.cwdOK = false
-				return ""
-			}
-			chosen := ""
-			for _, c := range strings.Split(cdpath, ":") {
-				if c == "" {
-					c = "."
-				}
-				if c == "~" || strings.HasPrefix(c, "~/") {
-					c = an.t.Home + c[1:] // a tilde after ":" in an assignment
-				}
-				cand := joinRaw(c, dir)
-				if !filepath.IsAbs(c) {
-					cand = joinRaw(an.cwd, cand)
-				}
-				an.judge(cand, roleOperand)
-				if fi, err := an.stat(an.unalias(cand)); chosen == "" && err == nil && fi.IsDir() {
-					chosen = cand
-				}
-			}
-			if chosen != "" {
-				dir = chosen
-			}
-		}
-		an.judge(dir, roleOperand)
-		if base == "pushd" {
-			an.dirs = append(an.dirs, an.cwd)
-		}
-		old, oldOK := an.cwd, an.cwdOK
-		an.setCwd(dir)
-		an.oldpwd = ""
-		if oldOK {
-			an.oldpwd = old
-		}
-		return ""
-	case base == "popd":
+		return markUnknown, true
+	case "cd", "pushd":
+		return an.cd(base, args), true
+	case "popd":
 		if n := len(an.dirs); n > 0 {
 			an.cwd, an.dirs = an.dirs[n-1], an.dirs[:n-1]
 		} else {
 			an.cwdOK = false
 		}
-		return ""
-	case base == "pwd":
+		return "", true
+	case "pwd":
 		if !an.cwdOK {
-			return markUnknown
+			return markUnknown, true
 		}
-		return an.cwd + "\n"
-	case base == "echo":
+		return an.cwd + "\n", true
+	case "echo":
 		i := 0
 		for i < len(args) && (args[i] == "-n" || args[i] == "-e" || args[i] == "-E" || args[i] == "-ne" || args[i] == "-en") {
 			i++
 		}
-		return strings.Join(args[i:], " ") + "\n"
-	case base == "printf" && allProse:
-		if args[0] == "--" {
-			args = args[1:]
-		}
-		return an.format(args[0], args[1:]) // prose, into a file
-	case base == "printf":
-		return an.printf(args)
-	case base == "cat" || base == "tac" || base == "sort" || base == "uniq" || base == "head" || base == "tail" || base == "tee":
-		files := an.operands(args, roleOperand)
-		if base == "tee" {
-			for _, f := range files {
-				an.write(f)
+		return strings.Join(args[i:], " ") + "\n", true
+	case "printf":
+		if allProse {
+			if args[0] == "--" {
+				args = args[1:]
 			}
-			return stdin
+			return an.format(args[0], args[1:]), true // prose, into a file
 		}
-		if len(files) == 0 || (len(files) == 1 && files[0] == "-") {
-			return stdin
-		}
-		var out strings.Builder
-		for _, f := range files {
-			if f == "-" {
-				out.WriteString(stdin)
-				continue
-			}
-			out.WriteString(an.readFile(f))
-		}
-		return out.String()
-	case base == "base64" && hasAny(args, "-d", "--decode", "-D"):
-		an.operands(args, roleOperand)
-		b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(stdin), ""))
-		if err != nil || strings.Contains(stdin, markUnknown) {
-			return markBuilt
-		}
-		s := string(b)
-		an.scanText(s, false)
-		return s
-	case (base == "xxd" && hasAny(args, "-r")) || base == "rev":
-		an.operands(args, roleOperand)
-		if base == "rev" && !strings.Contains(stdin, markUnknown) {
-			var lines []string
-			for _, l := range strings.Split(strings.TrimSuffix(stdin, "\n"), "\n") {
-				r := []rune(l)
-				for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
-					r[i], r[j] = r[j], r[i]
-				}
-				lines = append(lines, string(r))
-			}
-			s := strings.Join(lines, "\n") + "\n"
-			an.scanText(s, false)
-			return s
-		}
-		if hasAny(args, "-p", "-ps", "-plain") && !strings.Contains(stdin, markUnknown) {
-			if b, err := hex.DecodeString(strings.Join(strings.Fields(stdin), "")); err == nil {
-				an.scanText(string(b), false)
-				return string(b)
-			}
-		}
-		return markBuilt
-	case base == "read" || base == "mapfile" || base == "readarray":
-		return an.read(base, args, stdin)
-	case base == "set":
+		return an.printf(args), true
+	case "read", "mapfile", "readarray":
+		return an.read(base, args, stdin), true
+	case "set":
 		if i := indexOf(args, "--"); i >= 0 {
 			an.pos = append([]string(nil), args[i+1:]...)
 		} else if len(args) > 0 && !strings.HasPrefix(args[0], "-") && !strings.HasPrefix(args[0], "+") {
 			an.pos = append([]string(nil), args...)
 		}
-		return ""
-	case base == "shift":
+		return "", true
+	case "shift":
 		if len(an.pos) > 0 {
 			an.pos = an.pos[1:]
 		}
-		return ""
-	case base == "export" || base == "declare" || base == "typeset" || base == "local" || base == "readonly":
+		return "", true
+	case "export", "declare", "typeset", "local", "readonly":
 		for _, a := range args {
 			if k, v, ok := strings.Cut(a, "="); ok {
 				an.setVar(k, v)
 				an.varCarries(k, v)
 			}
 		}
-		return ""
-	case base == "alias":
+		return "", true
+	case "alias":
 		for _, a := range args {
 			if _, v, ok := strings.Cut(a, "="); ok {
 				an.script(v, nil)
 			}
 		}
-		return ""
-	case base == "trap":
+		return "", true
+	case "trap":
 		if len(args) > 0 {
 			an.script(args[0], nil)
 		}
-		return ""
-	case base == "shopt" || base == "setopt":
+		return "", true
+	case "shopt", "setopt":
 		for _, a := range args {
 			if strings.Contains(a, "dotglob") || strings.Contains(strings.ToLower(a), "globdots") || strings.Contains(strings.ToLower(a), "glob_dots") ||
 				strings.Contains(a, markUnknown) || strings.Contains(a, markBuilt) {
 				an.dotglobSet = 2
 			}
 		}
+		return "", true
+	case "true", "false", ":", "exit", "return", "wait", "sleep", "kill", "jobs", "disown", "unset", "umask",
+		"ulimit", "hash", "type", "which", "help", "date":
+		return "", true
+	}
+	return "", false
+}
+
+// cd follows cd and pushd.
+func (an *analyzer) cd(base string, args []string) string {
+	dir := ""
+	for i, a := range args {
+		if a == "--" {
+			if i+1 < len(args) {
+				dir = args[i+1]
+			}
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			dir = a
+			break
+		}
+	}
+	if base == "pushd" && dir != "-" && (strings.HasPrefix(dir, "+") || strings.HasPrefix(dir, "-")) {
+		an.cwdOK = false // a rotation of the directory stack
 		return ""
-	case base == "true" || base == "false" || base == ":" || base == "exit" || base == "return" || base == "wait" ||
-		base == "sleep" || base == "kill" || base == "jobs" || base == "disown" || base == "shopt" || base == "unset" ||
-		base == "umask" || base == "ulimit" || base == "hash" || base == "type" || base == "which" || base == "help" || base == "date":
-		return ""
-	case base == "find":
-		return an.findCmd(args)
-	case base == "ls" || base == "fd" || base == "fdfind" || base == "locate" || base == "tree" || base == "realpath" || base == "readlink" || base == "dirname" || base == "basename":
-		return an.namesOnly(base, args)
-	case base == "git":
-		return an.git(args)
-	case base == "tar" || base == "bsdtar" || base == "gtar":
-		return an.tar(args, stdin)
-	case base == "sed" || base == "gsed":
-		return an.sed(args, stdin)
-	case base == "grep" || base == "egrep" || base == "fgrep" || base == "rg" || base == "ag" || base == "ack" || base == "zgrep":
-		return an.grep(base, args)
-	case base == "awk" || base == "gawk" || base == "mawk" || base == "nawk":
-		return an.awk(args, stdin)
-	case isInterpreter(base):
-		return an.interp(base, args, stdin)
-	case base == "ln" || base == "mount" || base == "bindfs":
-		return an.link(base, args)
-	case base == "dd":
-		for _, a := range args {
-			k, v, _ := strings.Cut(a, "=")
-			switch k {
-			case "if":
-				an.judge(v, roleOperand)
-			case "of":
-				an.judge(v, roleWrite)
-				an.write(v)
-				if strings.HasPrefix(v, "/dev/") && !isHarmlessDev(v) {
-					an.find(Confirm, "dd writes to the device "+v+", which destroys what is on it; a person is asked")
-				}
+	}
+	if dir == "-" {
+		dir = an.getVar("OLDPWD")
+	}
+	if dir == "" {
+		dir = an.t.Home
+	}
+	// CDPATH: a relative name is looked up in each of its directories
+	// first; every candidate is judged, and the first that exists is
+	// where cd goes.
+	if cdpath := an.getVar("CDPATH"); cdpath != "" && cdpath != markUnknown && !filepath.IsAbs(dir) &&
+		!strings.HasPrefix(dir, "./") && !strings.HasPrefix(dir, "../") && dir != "." && dir != ".." {
+		if strings.Contains(cdpath, markUnknown) || strings.Contains(cdpath, markBuilt) {
+			an.uncertain = true
+			an.judge(dir, roleOperand)
+			an.cwdOK = false
+			return ""
+		}
+		chosen := ""
+		for _, c := range strings.Split(cdpath, ":") {
+			if c == "" {
+				c = "."
+			}
+			if c == "~" || strings.HasPrefix(c, "~/") {
+				c = an.t.Home + c[1:] // a tilde after ":" in an assignment
+			}
+			cand := joinRaw(c, dir)
+			if !filepath.IsAbs(c) {
+				cand = joinRaw(an.cwd, cand)
+			}
+			an.judge(cand, roleOperand)
+			if fi, err := an.stat(an.unalias(cand)); chosen == "" && err == nil && fi.IsDir() {
+				chosen = cand
 			}
 		}
-		return markUnknown
-	case strings.HasPrefix(base, "mkfs") || base == "mke2fs" || base == "wipefs" || base == "fdisk" || base == "sfdisk" || base == "parted" || base == "shred":
-		an.operands(args, roleWrite)
-		an.find(Confirm, base+" destroys what is on its target; a person is asked")
-		return ""
+		if chosen != "" {
+			dir = chosen
+		}
 	}
-	if networkTools[base] || (base == "rsync" && hasRemote(args)) {
-		return an.network(base, args)
+	an.judge(dir, roleOperand)
+	if base == "pushd" {
+		an.dirs = append(an.dirs, an.cwd)
 	}
-	return an.generic(base, args, stdin)
+	old, oldOK := an.cwd, an.cwdOK
+	an.setCwd(dir)
+	an.oldpwd = ""
+	if oldOK {
+		an.oldpwd = old
+	}
+	return ""
+}
+
+// base64 decodes its standard input with -d.
+func (an *analyzer) base64(base string, args []string, stdin string) string {
+	if !hasAny(args, "-d", "--decode", "-D") {
+		return an.generic(base, args, stdin)
+	}
+	an.operands(args, roleOperand)
+	b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(stdin), ""))
+	if err != nil || strings.Contains(stdin, markUnknown) {
+		return markBuilt
+	}
+	s := string(b)
+	an.scanText(s, false)
+	return s
+}
+
+// unhex reverses xxd -r's hex dump and rev's lines.
+func (an *analyzer) unhex(base string, args []string, stdin string) string {
+	if base == "xxd" && !hasAny(args, "-r") {
+		return an.generic(base, args, stdin)
+	}
+	an.operands(args, roleOperand)
+	if base == "rev" && !strings.Contains(stdin, markUnknown) {
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSuffix(stdin, "\n"), "\n") {
+			r := []rune(l)
+			for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+				r[i], r[j] = r[j], r[i]
+			}
+			lines = append(lines, string(r))
+		}
+		s := strings.Join(lines, "\n") + "\n"
+		an.scanText(s, false)
+		return s
+	}
+	if hasAny(args, "-p", "-ps", "-plain") && !strings.Contains(stdin, markUnknown) {
+		if b, err := hex.DecodeString(strings.Join(strings.Fields(stdin), "")); err == nil {
+			an.scanText(string(b), false)
+			return string(b)
+		}
+	}
+	return markBuilt
 }
 
 // hasRemote reports whether an rsync operand names another host.
@@ -758,98 +577,104 @@ func looksLikePath(v string) bool {
 
 var recursiveFlag = regexp.MustCompile(`^-[A-Za-z]*[rRa][A-Za-z]*$|^--recursive$|^--archive$`)
 
-// generic judges an ordinary program: every operand is a path it may read,
-// the last one of a copy a path it writes.
-func (an *analyzer) generic(base string, args []string, stdin string) string {
-	ro := roleOperand
-	rec := recursiveAlways[base]
-	if !rec {
-		switch base {
-		case "cp", "scp", "zip", "rm", "diff", "grep":
-			for _, a := range args {
-				if recursiveFlag.MatchString(a) {
-					rec = true
-				}
+// commandCmd: command -v names a command; otherwise command runs it.
+func (an *analyzer) commandCmd(base string, args []string, stdin string) string {
+	if len(args) > 0 && (args[0] == "-v" || args[0] == "-V") {
+		return ""
+	}
+	return an.wrapped(plainWrapper, args, stdin)
+}
+
+// parallel runs its operands as a command line, with its input's words.
+func (an *analyzer) parallel(base string, args []string, stdin string) string {
+	an.uncertain = true
+	return an.script(strings.Join(skipOpts(args, ""), " "), nil)
+}
+
+func (an *analyzer) busybox(base string, args []string, stdin string) string {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return an.exec(args, stdin)
+	}
+	return ""
+}
+
+// watch runs its operands as a command line.
+func (an *analyzer) watch(base string, args []string, stdin string) string {
+	return an.script(strings.Join(skipOpts(args, "-n -d --interval --differences"), " "), nil)
+}
+
+// chroot runs its command in a whole tree.
+func (an *analyzer) chroot(base string, args []string, stdin string) string {
+	if len(args) > 0 {
+		an.judge(args[0], roleRecursive)
+		return an.exec(args[1:], stdin)
+	}
+	return ""
+}
+
+// su and script run -c's command.
+func (an *analyzer) su(base string, args []string, stdin string) string {
+	for i, a := range args {
+		if (a == "-c" || a == "--command") && i+1 < len(args) {
+			return an.script(args[i+1], nil)
+		}
+		if v, ok := strings.CutPrefix(a, "--command="); ok {
+			return an.script(v, nil)
+		}
+	}
+	return ""
+}
+
+// rsync to or from another host is a network tool, otherwise a copy.
+func (an *analyzer) rsync(base string, args []string, stdin string) string {
+	if hasRemote(args) {
+		an.find(Confirm, "rsync reaches the network; a person is asked, since what it sends leaves the machine")
+		return an.network(base, args, stdin)
+	}
+	return an.generic(base, args, stdin)
+}
+
+// rm -rf is a hard trigger.
+func (an *analyzer) rm(base string, args []string, stdin string) string {
+	r, f := false, false
+	for _, a := range args {
+		short := strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--")
+		r = r || a == "--recursive" || short && strings.ContainsAny(a, "rR")
+		f = f || a == "--force" || short && strings.Contains(a, "f")
+	}
+	if r && f {
+		an.find(Confirm, "rm -rf removes a whole tree for good; a person is asked")
+	}
+	return an.generic(base, args, stdin)
+}
+
+// destroys: mkfs and its kin wipe their target.
+func (an *analyzer) destroys(base string, args []string, stdin string) string {
+	an.find(Confirm, base+" destroys what is on its target; a person is asked")
+	an.generic(base, args, stdin)
+	return ""
+}
+
+// dd reads if= and writes of=.
+func (an *analyzer) dd(base string, args []string, stdin string) string {
+	for _, a := range args {
+		k, v, _ := strings.Cut(a, "=")
+		switch k {
+		case "if":
+			an.judge(v, roleOperand)
+		case "of":
+			an.judge(v, roleWrite)
+			an.write(v)
+			if strings.HasPrefix(v, "/dev/") && !isHarmlessDev(v) {
+				an.find(Confirm, "dd writes to the device "+v+", which destroys what is on it; a person is asked")
 			}
 		}
-	}
-	if rec {
-		ro = roleRecursive
-	}
-	var plain []string
-	copyTo := (base == "cp" || base == "mv" || base == "install" || base == "rsync" || base == "ditto") &&
-		!hasAny(args, "-t", "--target-directory") && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--target-directory=") })
-	if copyTo && rec {
-		// The sources are copied recursively; the last operand is where
-		// they go, which is written, not read (cp -r build/* /).
-		plain = an.operands(args, roleMention)
-		for i, p := range plain {
-			if i < len(plain)-1 || len(plain) == 1 {
-				an.judge(p, roleRecursive)
-			}
-		}
-	} else {
-		plain = an.operands(args, ro)
-	}
-	if base == "cpio" || (base == "zip" && hasAny(args, "-@")) {
-		an.listFile("-", stdin)
-	}
-	for j, a := range args {
-		if v, ok := strings.CutPrefix(a, "--files-from="); ok {
-			an.listFile(v, stdin)
-		} else if a == "--files-from" && j+1 < len(args) {
-			an.listFile(args[j+1], stdin)
-		} else if (base == "7z" || base == "7za") && strings.HasPrefix(a, "@") {
-			an.listFile(a[1:], stdin)
-		}
-	}
-	switch base {
-	case "rm":
-		r, f := false, false
-		for _, a := range args {
-			if a == "--recursive" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "rR")) {
-				r = true
-			}
-			if a == "--force" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "f")) {
-				f = true
-			}
-		}
-		if r && f {
-			an.find(Confirm, "rm -rf removes a whole tree for good; a person is asked")
-		}
-		for _, p := range plain {
-			an.write(p)
-		}
-	case "cp", "mv", "install", "rsync", "patch", "ditto":
-		if n := len(plain); n > 0 {
-			an.judge(plain[n-1], roleWrite)
-			an.write(plain[n-1])
-		}
-		for i, a := range args {
-			if (a == "-t" || a == "--target-directory") && i+1 < len(args) {
-				an.write(args[i+1])
-			}
-		}
-	case "touch", "mkdir", "rmdir", "truncate", "chmod", "chown", "unlink", "shred":
-		for _, p := range plain {
-			an.write(p)
-		}
-	}
-	if base == "make" || base == "gmake" {
-		for i, a := range args {
-			if (a == "-C" || a == "-f" || a == "--directory" || a == "--file" || a == "-I") && i+1 < len(args) {
-				an.judge(args[i+1], roleOperand)
-			}
-		}
-	}
-	if decoders[base] {
-		return markBuilt
 	}
 	return markUnknown
 }
 
 // envCmd looks through env: its options, assignments and the command.
-func (an *analyzer) envCmd(args []string, stdin string) string {
+func (an *analyzer) envCmd(base string, args []string, stdin string) string {
 	saved := an.vars
 	an.vars = make(map[string]expand.Variable, len(saved))
 	for k, v := range saved {
@@ -863,13 +688,13 @@ func (an *analyzer) envCmd(args []string, stdin string) string {
 		case a == "-S" || a == "--split-string":
 			if i+1 < len(args) {
 				rest := strings.Fields(args[i+1])
-				return an.envCmd(append(rest, args[i+2:]...), stdin)
+				return an.envCmd(base, append(rest, args[i+2:]...), stdin)
 			}
 			return ""
 		case strings.HasPrefix(a, "-S"):
-			return an.envCmd(append(strings.Fields(a[2:]), args[i+1:]...), stdin)
+			return an.envCmd(base, append(strings.Fields(a[2:]), args[i+1:]...), stdin)
 		case strings.HasPrefix(a, "--split-string="):
-			return an.envCmd(append(strings.Fields(strings.TrimPrefix(a, "--split-string=")), args[i+1:]...), stdin)
+			return an.envCmd(base, append(strings.Fields(strings.TrimPrefix(a, "--split-string=")), args[i+1:]...), stdin)
 		case a == "-u" || a == "--unset" || a == "-C" || a == "--chdir":
 			if i+1 < len(args) && (a == "-C" || a == "--chdir") {
 				an.judge(args[i+1], roleOperand)
@@ -900,7 +725,7 @@ func (an *analyzer) envCmd(args []string, stdin string) string {
 
 // shell judges sh/bash: -c script, a script file, or the script on its
 // standard input.
-func (an *analyzer) shell(args []string, stdin string) string {
+func (an *analyzer) shell(base string, args []string, stdin string) string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -993,7 +818,7 @@ var encoderWords = regexp.MustCompile(`\b(?:base64|base32|basenc|openssl|xxd|uud
 var shebangShell = regexp.MustCompile(`^#!\s*\S*/(?:env\s+)?(?:ba|da|z|k|a|mk)?sh\b`)
 
 // xargs hands its input's words to the command it runs.
-func (an *analyzer) xargs(args []string, stdin string) string {
+func (an *analyzer) xargs(base string, args []string, stdin string) string {
 	repl := ""
 	i := 0
 	for i < len(args) {
@@ -1165,7 +990,7 @@ func (an *analyzer) read(base string, args []string, stdin string) string {
 // findCmd judges find: its roots, the files its actions write, and
 // -exec's command with {} standing for anything under the roots. Its output
 // is its roots, marked as trees.
-func (an *analyzer) findCmd(args []string) string {
+func (an *analyzer) findCmd(base string, args []string, stdin string) string {
 	var roots []string
 	i := 0
 	for i < len(args) && (args[i] == "-H" || args[i] == "-L" || args[i] == "-P" || strings.HasPrefix(args[i], "-O") || args[i] == "-D") {
@@ -1228,7 +1053,7 @@ func (an *analyzer) findCmd(args []string) string {
 
 // namesOnly judges a program that prints names, not contents; its output
 // is what it names.
-func (an *analyzer) namesOnly(base string, args []string) string {
+func (an *analyzer) namesOnly(base string, args []string, stdin string) string {
 	plain := an.operands(args, roleOperand)
 	if base == "fd" || base == "fdfind" {
 		if len(plain) > 1 {
@@ -1286,7 +1111,7 @@ var gitCommandKeys = regexp.MustCompile(`(?i)^(core\.(fsmonitor|pager|sshcommand
 
 // git judges git: -C, -c with command-carrying keys, --upload-pack and its
 // kin, ext:: transports, and git push as a hard trigger.
-func (an *analyzer) git(args []string) string {
+func (an *analyzer) git(base string, args []string, stdin string) string {
 	saved, savedOK := an.cwd, an.cwdOK
 	defer func() { an.cwd, an.cwdOK = saved, savedOK }()
 	i := 0
@@ -1451,7 +1276,7 @@ func (an *analyzer) gitConfig(kv string) {
 }
 
 // tar judges tar's command-carrying options and its operands as recursive.
-func (an *analyzer) tar(args []string, stdin string) string {
+func (an *analyzer) tar(base string, args []string, stdin string) string {
 	cmdOpts := map[string]bool{"--to-command": true, "--use-compress-program": true, "-I": true, "--info-script": true,
 		"--new-volume-script": true, "-F": true, "--rsh-command": true, "--rmt-command": true, "--checkpoint-action": true}
 	for j := 0; j < len(args); j++ {
@@ -1547,7 +1372,7 @@ var sedExec = regexp.MustCompile(`(?:^|[;\n{}])\s*(?:[0-9$]+|/[^/]*/)?(?:,\s*(?:
 var sedFile = regexp.MustCompile(`(?:^|[;\n{}]|/[gpIiMm0-9]*)\s*[rRwW]\s+([^;\n}]+)`)
 
 // sed judges sed: its script (e executes, r/w name files), its files.
-func (an *analyzer) sed(args []string, stdin string) string {
+func (an *analyzer) sed(base string, args []string, stdin string) string {
 	var scripts []string
 	var files []string
 	explicit := false
@@ -1652,7 +1477,7 @@ func isAlnum(c byte) bool {
 
 // grep judges grep and its kin: the pattern is text, the rest are paths;
 // rg --pre runs a command on every file.
-func (an *analyzer) grep(base string, args []string) string {
+func (an *analyzer) grep(base string, args []string, stdin string) string {
 	explicit := false
 	rec := base == "rg" || base == "ag"
 	var rest []string
@@ -1701,7 +1526,7 @@ func (an *analyzer) grep(base string, args []string) string {
 }
 
 // awk judges an awk program as code and its files as operands.
-func (an *analyzer) awk(args []string, stdin string) string {
+func (an *analyzer) awk(base string, args []string, stdin string) string {
 	explicit := false
 	var rest []string
 	for j := 0; j < len(args); j++ {
@@ -1861,7 +1686,7 @@ func (an *analyzer) interp(base string, args []string, stdin string) string {
 
 // link records links and bind mounts the line makes, so that later paths
 // through them are judged by where they lead.
-func (an *analyzer) link(base string, args []string) string {
+func (an *analyzer) link(base string, args []string, stdin string) string {
 	plain := an.operands(args, roleOperand)
 	if base == "mount" && !hasAny(args, "--bind", "-B", "--rbind", "-o") {
 		return ""
@@ -1888,8 +1713,7 @@ func (an *analyzer) link(base string, args []string) string {
 
 // network judges a network tool: an ordinary confirm, and the local files
 // it reads, writes or runs.
-func (an *analyzer) network(base string, args []string) string {
-	an.find(Confirm, fmt.Sprintf("%s reaches the network; a person is asked, since what it sends leaves the machine", base))
+func (an *analyzer) network(base string, args []string, stdin string) string {
 	switch base {
 	case "curl":
 		for j := 0; j < len(args); j++ {

@@ -1,0 +1,329 @@
+package guard
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// What the analysis knows of a program is one cmdSpec in programs, read
+// by one function (program); a program whose arguments need a parser of its
+// own names it in parse. Programs that share what is known of them share
+// one spec value (the awks, the plain wrappers). The shell's own builtins
+// that change its state (cd, export, set, read, eval, source, …) are code
+// (builtin), not entries.
+type cmdSpec struct {
+	// wrapper: the program runs the command that follows its options
+	// (those in opts take a value) and its first skip operands, which are
+	// judged as paths it reads (timeout's DURATION, flock's FILE).
+	wrapper bool
+	skip    int
+	opts    string
+	// envArgs: NAME=value words before the command are its environment
+	// (sudo, doas).
+	envArgs bool
+	// roles: options whose value is used in a role of its own (a
+	// directory the command runs in: roleCwd).
+	roles map[string]role
+	rec   recursion
+	// writes: which operands the program writes.
+	writes writes
+	// out: what the program prints, as far as the analysis knows it.
+	out output
+	// stdinList: the option that makes it read the names of the files it
+	// archives from its standard input ("-" always, "" never).
+	stdinList string
+	// network: an ordinary confirm, since what it sends leaves the
+	// machine; confirm: an ordinary confirm's reason (a hard trigger).
+	network bool
+	confirm string
+	parse   func(an *analyzer, base string, args []string, stdin string) string
+}
+
+type recursion uint8
+
+const (
+	recNever  recursion = iota
+	recAlways           // copies, archives or searches what it names, recursively
+	recFlag             // with -r, -R, -a, --recursive or --archive
+)
+
+type writes uint8
+
+const (
+	writesNone     writes = iota
+	writesOperands        // every operand
+	writesLast            // the last operand, or -t/--target-directory (a copy)
+)
+
+type output uint8
+
+const (
+	outUnknown  output = iota // nothing the analysis can know
+	outBuilt                  // text it makes up (a decoder, a filter)
+	outContents               // the files it names, or its standard input
+	outStdin                  // its standard input (tee)
+)
+
+const roleCwd role = -1 // a wrapper option's value: the directory its command runs in
+
+var plainWrapper = &cmdSpec{wrapper: true}
+
+// programs is what the analysis knows of each program by its base name
+// (lookup adds the python3.12, perl5.36, lua5.4 and mkfs.ext4 kin); it is
+// made in init since the parsers it names reach it in turn.
+var programs map[string]*cmdSpec
+
+func init() {
+	var (
+		netTool   = &cmdSpec{network: true, parse: (*analyzer).network}
+		decoder   = &cmdSpec{out: outBuilt}
+		archiver  = &cmdSpec{rec: recAlways}
+		contents  = &cmdSpec{out: outContents}
+		names     = &cmdSpec{parse: (*analyzer).namesOnly}
+		touches   = &cmdSpec{writes: writesOperands}
+		copier    = &cmdSpec{rec: recFlag, writes: writesLast}
+		destroyer = &cmdSpec{writes: writesOperands, parse: (*analyzer).destroys}
+		grepper   = &cmdSpec{parse: (*analyzer).grep}
+		awk       = &cmdSpec{out: outBuilt, parse: (*analyzer).awk}
+		sed       = &cmdSpec{out: outBuilt, parse: (*analyzer).sed}
+		tar       = &cmdSpec{parse: (*analyzer).tar}
+		interp    = &cmdSpec{out: outBuilt, parse: (*analyzer).interp}
+		shellSpec = &cmdSpec{parse: (*analyzer).shell}
+		linker    = &cmdSpec{parse: (*analyzer).link}
+		attacher  = &cmdSpec{wrapper: true, opts: "-e -o -p -s -u -E -P -I -b -O -S -X -n -a"}
+	)
+
+	programs = map[string]*cmdSpec{
+		// wrappers
+		"timeout": {wrapper: true, skip: 1, opts: "-s --signal -k --kill-after"},
+		"nice":    {wrapper: true, opts: "-n --adjustment"},
+		"stdbuf":  {wrapper: true, opts: "-i -o -e --input --output --error"},
+		"sudo": {wrapper: true, envArgs: true, opts: "-u -g -h -p -C -U -r -t -D --user --group --host --prompt --chdir",
+			roles: map[string]role{"-D": roleCwd, "--chdir": roleCwd}},
+		"doas":    {wrapper: true, envArgs: true, opts: "-u -C"},
+		"ionice":  {wrapper: true, opts: "-c -n -p -t --class --classdata"},
+		"taskset": {wrapper: true, skip: 1},
+		"chrt":    {wrapper: true, skip: 1},
+		"time":    {wrapper: true, opts: "-f -o --format --output"},
+		"exec":    {wrapper: true, opts: "-a"},
+		"flock":   {wrapper: true, skip: 1, opts: "-w -E --timeout --conflict-exit-code"},
+		"strace":  attacher, "ltrace": attacher,
+		"xvfb-run":    {wrapper: true, opts: "-n -s -f -e -p --server-num --server-args --auth-file --error-file"},
+		"proxychains": {wrapper: true, opts: "-f"}, "proxychains4": {wrapper: true, opts: "-f"},
+		"systemd-run": {wrapper: true, envArgs: true, opts: "-p -E -u --unit --property --setenv --working-directory",
+			roles: map[string]role{"--working-directory": roleCwd}},
+		"runuser": {wrapper: true, envArgs: true, opts: "-u -g -G"},
+		"nsenter": {wrapper: true, opts: "-t --target"},
+		"setsid":  plainWrapper, "nohup": plainWrapper, "builtin": plainWrapper, "unbuffer": plainWrapper,
+		"catchsegv": plainWrapper, "torsocks": plainWrapper, "caffeinate": plainWrapper, "sg": plainWrapper,
+		"unshare": plainWrapper, "firejail": plainWrapper, "bwrap": plainWrapper, "fakeroot": plainWrapper,
+		"eatmydata": plainWrapper, "tsp": plainWrapper, "ts": plainWrapper,
+		"command":  {parse: (*analyzer).commandCmd},
+		"parallel": {parse: (*analyzer).parallel},
+		"env":      {parse: (*analyzer).envCmd},
+		"busybox":  {parse: (*analyzer).busybox}, "toybox": {parse: (*analyzer).busybox},
+		"xargs":  {parse: (*analyzer).xargs},
+		"watch":  {parse: (*analyzer).watch},
+		"chroot": {parse: (*analyzer).chroot},
+		"su":     {parse: (*analyzer).su}, "script": {parse: (*analyzer).su},
+		// shells and interpreters
+		"sh": shellSpec, "bash": shellSpec, "dash": shellSpec, "zsh": shellSpec, "ksh": shellSpec,
+		"ash": shellSpec, "mksh": shellSpec, "fish": shellSpec, "rbash": shellSpec,
+		"perl": interp, "ruby": interp, "node": interp, "nodejs": interp, "php": interp, "lua": interp,
+		"deno": interp, "bun": interp, "Rscript": interp, "osascript": interp, "pwsh": interp, "irb": interp,
+		"tclsh": interp, "julia": interp, "python": interp,
+		"awk": awk, "gawk": awk, "mawk": awk, "nawk": awk,
+		"sed": sed, "gsed": sed,
+		// what prints contents, names or made-up text
+		"cat": contents, "tac": contents, "sort": contents, "uniq": contents, "head": contents, "tail": contents,
+		"tee":    {writes: writesOperands, out: outStdin},
+		"base64": {parse: (*analyzer).base64},
+		"xxd":    {parse: (*analyzer).unhex}, "rev": {parse: (*analyzer).unhex},
+		"find": {parse: (*analyzer).findCmd},
+		"ls":   names, "fd": names, "fdfind": names, "locate": names, "tree": names, "realpath": names,
+		"readlink": names, "dirname": names, "basename": names,
+		"base32": decoder, "openssl": decoder, "gpg": decoder, "tr": decoder, "uudecode": decoder,
+		"gunzip": decoder, "zcat": decoder, "gzip": decoder, "xz": decoder, "bzip2": decoder, "iconv": decoder,
+		"od": decoder, "cut": decoder, "jq": decoder, "envsubst": decoder, "m4": decoder, "cpp": decoder,
+		// searches, archives and copies
+		"grep": grepper, "egrep": grepper, "fgrep": grepper, "rg": grepper, "ag": grepper, "ack": grepper, "zgrep": grepper,
+		"tar": tar, "bsdtar": tar, "gtar": tar,
+		"zip": {rec: recAlways, stdinList: "-@"},
+		"7z":  {rec: recAlways, stdinList: "@"}, "7za": {rec: recAlways, stdinList: "@"},
+		"cpio":   {rec: recAlways, stdinList: "-"},
+		"rsync":  {rec: recAlways, writes: writesLast, parse: (*analyzer).rsync},
+		"restic": archiver, "borg": archiver, "duplicity": archiver, "mksquashfs": archiver,
+		"cp": copier, "mv": {writes: writesLast}, "install": {writes: writesLast}, "ditto": {writes: writesLast},
+		"patch": {writes: writesLast},
+		"diff":  {rec: recFlag},
+		"rm":    {rec: recFlag, writes: writesOperands, parse: (*analyzer).rm},
+		"touch": touches, "mkdir": touches, "rmdir": touches, "truncate": touches, "chmod": touches,
+		"chown": touches, "unlink": touches,
+		"ln": linker, "mount": linker, "bindfs": linker,
+		"dd":  {parse: (*analyzer).dd},
+		"git": {parse: (*analyzer).git},
+		// what destroys a disk
+		"mke2fs": destroyer, "wipefs": destroyer, "fdisk": destroyer, "sfdisk": destroyer, "parted": destroyer,
+		"shred": destroyer,
+		// the network
+		"curl": netTool, "wget": netTool, "ssh": netTool, "scp": netTool, "sftp": netTool, "nc": netTool,
+		"ncat": netTool, "netcat": netTool, "socat": netTool, "telnet": netTool, "ftp": netTool, "lftp": netTool,
+		"tftp": netTool, "aria2c": netTool, "http": netTool, "https": netTool, "xh": netTool, "sshpass": netTool,
+		"mosh": netTool, "ssh-copy-id": netTool, "axel": netTool, "ssh-keyscan": netTool,
+		// rclone copies and syncs whole trees to a remote.
+		"rclone": {network: true, rec: recAlways},
+	}
+}
+
+var genericSpec = &cmdSpec{}
+
+// lookup is the spec of the program base (a spec that says nothing for
+// one the table does not know).
+func lookup(base string) *cmdSpec {
+	if sp, ok := programs[base]; ok {
+		return sp
+	}
+	for _, p := range []string{"python", "pypy", "perl5", "lua5"} {
+		if strings.HasPrefix(base, p) {
+			return programs["python"]
+		}
+	}
+	if strings.HasPrefix(base, "mkfs") {
+		return programs["mke2fs"]
+	}
+	return genericSpec
+}
+
+// program judges a program by its spec.
+func (an *analyzer) program(sp *cmdSpec, base string, args []string, stdin string) string {
+	if sp.network {
+		an.find(Confirm, fmt.Sprintf("%s reaches the network; a person is asked, since what it sends leaves the machine", base))
+	}
+	if sp.confirm != "" {
+		an.find(Confirm, sp.confirm)
+	}
+	switch {
+	case sp.parse != nil:
+		return sp.parse(an, base, args, stdin)
+	case sp.wrapper:
+		return an.wrapped(sp, args, stdin)
+	}
+	return an.generic(base, args, stdin)
+}
+
+// wrapped looks through a wrapper to the command it runs.
+func (an *analyzer) wrapped(sp *cmdSpec, args []string, stdin string) string {
+	rest := skipOpts(args, sp.opts)
+	for i := 0; i < sp.skip && len(rest) > 0; i++ {
+		an.judge(rest[0], roleOperand)
+		rest = rest[1:]
+	}
+	if sp.skip > 0 && len(rest) > 1 && (rest[0] == "-c" || rest[0] == "--command") {
+		return an.script(rest[1], nil) // flock FILE -c COMMAND
+	}
+	// A wrapper that changes the directory first (sudo -D, systemd-run
+	// --working-directory) runs its command there.
+	for j := 0; j < len(args)-len(rest); j++ {
+		k, dir, eq := strings.Cut(args[j], "=")
+		if sp.roles[k] != roleCwd || sp.roles == nil {
+			continue
+		}
+		if !eq {
+			if j+1 >= len(args) {
+				break
+			}
+			dir = args[j+1]
+		}
+		an.judge(dir, roleOperand)
+		return an.sub(func() string {
+			an.setCwd(dir)
+			if len(rest) == 0 {
+				return ""
+			}
+			return an.exec(rest, stdin)
+		})
+	}
+	for sp.envArgs && len(rest) > 0 && strings.Contains(rest[0], "=") && !strings.HasPrefix(rest[0], "-") {
+		k, v, _ := strings.Cut(rest[0], "=")
+		an.varCarries(k, v)
+		rest = rest[1:]
+	}
+	if len(rest) == 0 {
+		return ""
+	}
+	return an.exec(rest, stdin)
+}
+
+// generic judges a program by its spec alone: every operand is a path it
+// may read (recursively, by rec), those of writes paths it writes.
+func (an *analyzer) generic(base string, args []string, stdin string) string {
+	sp := lookup(base)
+	rec := sp.rec == recAlways || sp.rec == recFlag && slices.ContainsFunc(args, recursiveFlag.MatchString)
+	ro := roleOperand
+	if rec {
+		ro = roleRecursive
+	}
+	target := hasAny(args, "-t", "--target-directory") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--target-directory=") })
+	var plain []string
+	if sp.writes == writesLast && !target && rec {
+		// The sources are copied recursively; the last operand is where
+		// they go, which is written, not read (cp -r build/* /).
+		plain = an.operands(args, roleMention)
+		for i, p := range plain {
+			if i < len(plain)-1 || len(plain) == 1 {
+				an.judge(p, roleRecursive)
+			}
+		}
+	} else {
+		plain = an.operands(args, ro)
+	}
+	if sp.stdinList == "-" || sp.stdinList == "-@" && hasAny(args, "-@") {
+		an.listFile("-", stdin)
+	}
+	for j, a := range args {
+		if v, ok := strings.CutPrefix(a, "--files-from="); ok {
+			an.listFile(v, stdin)
+		} else if a == "--files-from" && j+1 < len(args) {
+			an.listFile(args[j+1], stdin)
+		} else if sp.stdinList == "@" && strings.HasPrefix(a, "@") {
+			an.listFile(a[1:], stdin)
+		}
+	}
+	switch sp.writes {
+	case writesOperands:
+		for _, p := range plain {
+			an.write(p)
+		}
+	case writesLast:
+		if n := len(plain); n > 0 {
+			an.judge(plain[n-1], roleWrite)
+			an.write(plain[n-1])
+		}
+		for i, a := range args {
+			if (a == "-t" || a == "--target-directory") && i+1 < len(args) {
+				an.write(args[i+1])
+			}
+		}
+	}
+	switch sp.out {
+	case outBuilt:
+		return markBuilt
+	case outStdin:
+		return stdin
+	case outContents:
+		if len(plain) == 0 || (len(plain) == 1 && plain[0] == "-") {
+			return stdin
+		}
+		var out strings.Builder
+		for _, f := range plain {
+			if f == "-" {
+				out.WriteString(stdin)
+				continue
+			}
+			out.WriteString(an.readFile(f))
+		}
+		return out.String()
+	}
+	return markUnknown
+}
