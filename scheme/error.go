@@ -46,8 +46,18 @@ func (e *Error) Error() string {
 	return e.Pos.String() + ": " + e.Msg
 }
 
-// Unwrap returns the cause of an abort (see Err).
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap returns the cause of an abort (see Err) and, for a raised error
+// object that wraps a Go error (ErrorObject.Err), that error.
+func (e *Error) Unwrap() []error {
+	var out []error
+	if e.Err != nil {
+		out = append(out, e.Err)
+	}
+	if eo, ok := e.Value.(*ErrorObject); ok && eo.Err != nil {
+		out = append(out, eo.Err)
+	}
+	return out
+}
 
 // Trace returns the message followed by the Scheme stack, one frame a line.
 func (e *Error) Trace() string {

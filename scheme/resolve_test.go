@@ -2,6 +2,7 @@ package scheme
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,5 +55,35 @@ func TestUnresolvedIsBounded(t *testing.T) {
 	}
 	if n := len(in.Unresolved()); n != maxForward {
 		t.Errorf("%d remembered, want the bound %d", n, maxForward)
+	}
+}
+
+type wireError struct{ status int }
+
+func (e *wireError) Error() string { return "status " + strconv.Itoa(e.status) }
+
+// A primitive's error that wraps a Go error (Errorf with %w) is still a
+// Scheme error with that message, and errors.As on what the evaluation
+// returns reaches the Go error: the host can tell a provider's 429 from a
+// typo.
+func TestARaisedErrorKeepsItsGoCause(t *testing.T) {
+	in := New()
+	in.Register(NewPrimitive("fetch", 0, 0, "(fetch)", func(*Interp, []Value) (Value, error) {
+		return nil, Errorf("fetch: %w", &wireError{429})
+	}))
+	_, err := in.Eval(context.Background(), "(fetch)", "t.scm")
+	var we *wireError
+	if !errors.As(err, &we) || we.status != 429 || !strings.Contains(err.Error(), "t.scm:1:1: fetch: status 429") {
+		t.Fatalf("errors.As: %v (%T)", err, err)
+	}
+	v, err := in.Eval(context.Background(), `(guard (e (#t (error-object-message e))) (fetch))`, "t.scm")
+	if err != nil || WriteString(v) != `"fetch: status 429"` {
+		t.Errorf("caught in Scheme: %s %v", WriteString(v), err)
+	}
+	// An abort's cause is still reached too.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := in.Eval(ctx, "(fetch)", "t.scm"); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
 	}
 }

@@ -160,7 +160,15 @@ type ErrorObject struct {
 	Message   string
 	Irritants []Value
 	Kind      string
+	// Err is the Go error a primitive raised this for, when it wrapped one
+	// (Errorf with %w): errors.As on the *Error an evaluation returns
+	// reaches it (a provider's error through model-turn, say). Scheme sees
+	// only the message.
+	Err error
 }
+
+// Unwrap returns the Go error the object was raised for, if any.
+func (e *ErrorObject) Unwrap() error { return e.Err }
 
 func (e *ErrorObject) Error() string {
 	s := e.Message
@@ -177,7 +185,14 @@ func NewError(msg string, irritants ...Value) *ErrorObject {
 
 // Errorf makes an error object with a formatted message.
 func Errorf(format string, args ...any) *ErrorObject {
-	return &ErrorObject{Message: fmt.Sprintf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	obj := &ErrorObject{Message: err.Error()}
+	if u, ok := err.(interface{ Unwrap() error }); ok && u.Unwrap() != nil {
+		obj.Err = u.Unwrap()
+	} else if u, ok := err.(interface{ Unwrap() []error }); ok && len(u.Unwrap()) > 0 {
+		obj.Err = err
+	}
+	return obj
 }
 
 // WrongType makes the standard argument error, e.g. "car: not a pair: 5".

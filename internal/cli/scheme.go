@@ -17,7 +17,6 @@ import (
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
-	"github.com/nodwyn/nodwyn/scheme"
 )
 
 // SchemeCmd is `nodwyn scheme`.
@@ -120,12 +119,11 @@ func (c *SchemeCmd) Run(e *env) error {
 		return &exitError{code: ExitUsage, err: err}
 	}
 	defer s.Close()
-	in := s.Interp()
 	if c.File != "" {
 		fctx, fcancel := evalContext(ctx)
 		defer fcancel()
-		if err := in.LoadFile(fctx, c.File); err != nil {
-			var exit *scheme.ExitError
+		if err := s.EvalFile(fctx, c.File); err != nil {
+			var exit *session.ExitError
 			if errors.As(err, &exit) {
 				return nil
 			}
@@ -144,7 +142,7 @@ func (c *SchemeCmd) Run(e *env) error {
 		how = "no tool call runs (no terminal to confirm at)"
 	}
 	fmt.Fprintf(e.stderr, "nodwyn scheme: a session without a model in %s: (model-turn …) raises an error; (call-tool …) is judged by the guard and %s. Ctrl-C stops an evaluation; Ctrl-D or (exit) ends.\n", folder, how)
-	ro := scheme.REPLOptions{Out: e.stdout, EvalContext: evalContext}
+	ro := session.REPLOptions{Out: e.stdout, EvalContext: evalContext}
 	if tty != nil {
 		lines, restore, err := newTermLines(tty, e.stdout)
 		if err != nil {
@@ -153,9 +151,9 @@ func (c *SchemeCmd) Run(e *env) error {
 		defer restore()
 		ro.Lines = lines
 	} else {
-		ro.Lines = scheme.ReaderLines(e.stdin, e.stdout)
+		ro.Lines = session.ReaderLines(e.stdin, e.stdout)
 	}
-	err = in.RunREPL(ctx, ro)
+	err = s.REPL(ctx, ro)
 	if errors.Is(err, context.Canceled) {
 		return &exitError{code: ExitInterrupted}
 	}
@@ -218,7 +216,7 @@ func (l *termLines) ReadLine(prompt string) (string, error) {
 	line, err := l.t.ReadLine()
 	if l.in.hit {
 		fmt.Fprint(l.t, "^C\n")
-		return "", scheme.ErrLineInterrupted
+		return "", session.ErrLineInterrupted
 	}
 	return line, err
 }

@@ -81,7 +81,7 @@ func TestTheInitBoundsAreLiftedForTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.Interp().CallByName(context.Background(), "busy"); err != nil || v != 300000 {
+	if v, err := s.interp.CallByName(context.Background(), "busy"); err != nil || v != 300000 {
 		t.Fatalf("(busy) after New = %v, %v", v, err)
 	}
 }

@@ -530,9 +530,6 @@ func (s *Session) Judge(ctx context.Context, req guard.Request) guard.Decision {
 	return s.guard.Check(ctx, req)
 }
 
-// Interp is the session's Scheme interpreter (for the REPL).
-func (s *Session) Interp() *scheme.Interp { return s.interp }
-
 // Scratch is the session's scratch directory.
 func (s *Session) Scratch() string { return s.scratch }
 

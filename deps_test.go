@@ -1,0 +1,163 @@
+package nodwyn
+
+import (
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The packages' dependencies, as docs/architecture.md draws them (the idea
+// of tailscale's deptest). Each package lists the imports outside the
+// standard library it may have; a package not listed here fails the test
+// until it is given a line (and the docs a sentence).
+const mod = "github.com/nodwyn/nodwyn"
+
+var allowedImports = map[string][]string{
+	// The interpreter stands alone: other programs can adopt it.
+	"scheme": {},
+	// Plain storage and configuration: the standard library (and the TOML
+	// reader).
+	"internal/store":   {},
+	"internal/config":  {"github.com/BurntSushi/toml"},
+	"internal/trust":   {},
+	"internal/journal": {},
+	"internal/fsview":  {"golang.org/x/sys/*"},
+	// Execution: the kernel's interfaces.
+	"internal/sandbox": {"golang.org/x/sys/*"},
+	// The tools run programs through the seam and read paths as the guard's
+	// analysis does (fsview).
+	"internal/prim": {mod + "/internal/sandbox", mod + "/internal/fsview", "golang.org/x/sys/*"},
+	// The guard knows tools only as data (guard.Options.Tools) and reads the
+	// file system through fsview: it never imports prim, scheme or session.
+	"internal/guard": {"mvdan.cc/sh/v3/*", mod + "/internal/fsview"},
+	// The providers' wire layer (the SDKs until nodwyn's own replaces them).
+	"internal/provider": {"github.com/openai/openai-go/*", "github.com/anthropics/anthropic-sdk-go/*", "golang.org/x/crypto/*"},
+	// The session joins the interpreter and the domain packages; it is the
+	// only package that imports scheme (see TestOnlySessionImportsScheme).
+	"internal/session": {mod, mod + "/scheme", mod + "/internal/config", mod + "/internal/guard", mod + "/internal/journal",
+		mod + "/internal/prim", mod + "/internal/provider", mod + "/internal/sandbox", mod + "/internal/store"},
+	// The command line: everything but the interpreter (through session).
+	"internal/cli": {"github.com/alecthomas/kong", "golang.org/x/sys/*", "golang.org/x/term",
+		mod + "/internal/config", mod + "/internal/guard", mod + "/internal/journal", mod + "/internal/prim",
+		mod + "/internal/provider", mod + "/internal/sandbox", mod + "/internal/session", mod + "/internal/store", mod + "/internal/trust"},
+	"cmd/nodwyn": {mod + "/internal/cli"},
+	".":          {},
+}
+
+// neverReaches: packages that must not be among a package's dependencies
+// at any depth.
+var neverReaches = map[string][]string{
+	"internal/guard":    {"internal/prim", "scheme", "internal/session", "internal/cli", "internal/provider"},
+	"internal/prim":     {"scheme", "internal/session", "internal/guard", "internal/cli"},
+	"internal/sandbox":  {"scheme", "internal/session", "internal/guard", "internal/prim"},
+	"internal/provider": {"scheme", "internal/session", "internal/guard", "internal/prim"},
+	"internal/store":    {"scheme", "internal/session"},
+	"internal/config":   {"scheme", "internal/session"},
+}
+
+type listed struct {
+	ImportPath string
+	Standard   bool
+	Imports    []string
+	Deps       []string
+}
+
+func goList(t *testing.T) []listed {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Standard,Imports,Deps", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listed
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p listed
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func rel(path string) string {
+	if path == mod {
+		return "."
+	}
+	return strings.TrimPrefix(path, mod+"/")
+}
+
+func allowed(imp string, list []string) bool {
+	for _, a := range list {
+		if a == imp || (strings.HasSuffix(a, "/*") && strings.HasPrefix(imp, strings.TrimSuffix(a, "*"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// isStd: an import path with no dot in its first element is the standard
+// library's.
+func isStd(imp string) bool {
+	first, _, _ := strings.Cut(imp, "/")
+	return !strings.Contains(first, ".")
+}
+
+func TestPackageDependencies(t *testing.T) {
+	for _, p := range goList(t) {
+		name := rel(p.ImportPath)
+		if strings.HasPrefix(name, "bench") {
+			continue // benchmarks only
+		}
+		list, ok := allowedImports[name]
+		if !ok {
+			t.Errorf("%s is not in deps_test.go's table: give it a line (what it may import) and docs/architecture.md a sentence", name)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if isStd(imp) || allowed(imp, list) {
+				continue
+			}
+			t.Errorf("%s imports %s, which its line in deps_test.go does not allow (see docs/architecture.md, \"Packages\")", name, imp)
+		}
+		for _, never := range neverReaches[name] {
+			if slices.Contains(p.Deps, mod+"/"+never) {
+				t.Errorf("%s depends on %s (at some depth), which it must never reach", name, never)
+			}
+		}
+	}
+}
+
+// Only session imports scheme: the CLI reaches the interpreter through
+// the session, so nothing else can make an interpreter with powers of its
+// own (file access: scheme.Options.Files).
+func TestOnlySessionImportsScheme(t *testing.T) {
+	for _, p := range goList(t) {
+		name := rel(p.ImportPath)
+		if name == "internal/session" || strings.HasPrefix(name, "bench") {
+			continue
+		}
+		if slices.Contains(p.Imports, mod+"/scheme") {
+			t.Errorf("%s imports scheme; only internal/session may (it joins the interpreter and the domain packages)", name)
+		}
+	}
+}
+
+// The table catches what it is for: a package that imports what its line
+// does not allow.
+func TestAllowedImportsRefuses(t *testing.T) {
+	if allowed(mod+"/internal/prim", allowedImports["internal/guard"]) {
+		t.Error("the guard's line allows prim")
+	}
+	if allowed("github.com/BurntSushi/toml", allowedImports["internal/store"]) {
+		t.Error("store's line allows toml")
+	}
+	if !allowed("golang.org/x/sys/unix", allowedImports["internal/sandbox"]) || !allowed("mvdan.cc/sh/v3/syntax", allowedImports["internal/guard"]) {
+		t.Error("a wildcard line does not match")
+	}
+	if !isStd("net/http") || isStd("golang.org/x/term") {
+		t.Error("isStd")
+	}
+}
