@@ -28,3 +28,30 @@ When that is done, reply with a short summary and no tool call.")
 ;; The text a run ends with when the progress guard stops it (not sandbox mode).
 (define (no-progress-message n)
   (format #f "stopped: the same call returned the same result ~a times in a row, so the run was making no progress" n))
+
+;; The task of a resumed run given no new instruction.
+(define continue-message "Continue the task.")
+
+;; The result of a call the guard refused: checker is who refused, reason
+;; what the model should do instead.
+(define (refusal-message checker reason)
+  (string-append "refused (" checker "): " reason))
+
+;; The result of a call that needed approval and did not get it: answer is
+;; how it was answered ("declined (nobody can approve it)", "declined by a
+;; person" …).
+(define (not-approved-message checker answer reason)
+  (string-append "not run: " checker " needed approval and was " answer ": " reason))
+
+;; The result of a call of a tool that is not offered here; tools are the
+;; names of those that are.
+(define (no-such-tool-message name tools)
+  (format #f "there is no tool ~s here; the tools are: ~a" name (string-join tools ", ")))
+
+;; A resumed run answers the calls its last reply made that the interrupted
+;; run left unanswered: one that ran with its result, the others with
+;; interrupted-call-not-run.
+(define (interrupted-call-result output)
+  (string-append "this call ran before the session was interrupted; its result:\n" output))
+(define interrupted-call-not-run
+  "not run: the session was interrupted before this call finished")

@@ -188,6 +188,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		opts.Unattended, opts.Yolo = true, true
 	}
 	s := &Session{opts: opts, started: time.Now(), turnChanged: map[string]bool{}, seamNotes: opts.ConfigNotes}
+	var dangling []store.Event // a resumed run's results: what answers the calls it left unanswered
 	if opts.ResumeID != "" {
 		id, err := opts.Store.ResolveID(opts.ResumeID) // "last", an id or its start
 		if err != nil {
@@ -207,7 +208,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		s.ID = st.ID
 		s.state = st
 		s.toolCalls = st.ToolCalls
-		closeDangling(&s.messages, ranResults(opts.Store.LogPath(st.ID)))
+		dangling = ranResults(opts.Store.LogPath(st.ID)) // answered once prompts/ is loaded
 	} else if opts.Dry {
 		s.ID = "dry"
 	} else {
@@ -250,6 +251,14 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		s.Close()
 		return nil, err
 	}
+	if s.state != nil {
+		closeDanglingWith(&s.messages, dangling, danglingAnswers{
+			ran: func(out string) string {
+				return s.say(ctx, "interrupted-call-result", defaultDangling.ran(out), scheme.NewString(out))
+			},
+			notRun: s.say(ctx, "interrupted-call-not-run", defaultDangling.notRun),
+		})
+	}
 	// The guard's /tmp rule (an unattended lean run may use /tmp) comes
 	// from the run's options alone, never from Scheme (a project init could
 	// redefine current-profile-name): lean is the profile chosen by
@@ -269,6 +278,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		Unattended:     opts.Unattended,
 		Lean:           lean,
 		Secrets:        opts.Secrets,
+		Tools:          guardTools(), // prim's table's roles
 	}
 	if s.seam == sandbox.ModeWorkingCopy {
 		// Commands run in a copy under the scratch directory: the guard
@@ -565,7 +575,7 @@ func (s *Session) Run(ctx context.Context) Outcome {
 
 	instruction := s.opts.Instruction
 	if instruction == "" && s.opts.ResumeID != "" {
-		instruction = "Continue the task."
+		instruction = s.say(ctx, "continue-message", "Continue the task.")
 		if len(s.messages) == 0 && s.state != nil && s.state.Instruction != "" {
 			// Killed before its first reply was saved: the task is all there is.
 			instruction = s.state.Instruction
@@ -731,10 +741,31 @@ func ranResults(path string) []store.Event {
 	return ran
 }
 
+// danglingAnswers are what closeDanglingWith answers with: a call that ran
+// (with its result), one that did not; interrupted-call-result and
+// interrupted-call-not-run in prompts/messages.scm.
+type danglingAnswers struct {
+	ran    func(output string) string
+	notRun string
+}
+
+// defaultDangling are the built-in answers.
+var defaultDangling = danglingAnswers{
+	ran: func(out string) string {
+		return "this call ran before the session was interrupted; its result:\n" + out
+	},
+	notRun: "not run: the session was interrupted before this call finished",
+}
+
 // closeDangling answers tool calls a crashed run left unanswered, so the
 // conversation can be sent again. A call whose result is among ran (in order,
 // by name) is answered with that result; the others were not run.
 func closeDangling(msgs *[]provider.Message, ran []store.Event) {
+	closeDanglingWith(msgs, ran, defaultDangling)
+}
+
+// closeDanglingWith is closeDangling with answers.
+func closeDanglingWith(msgs *[]provider.Message, ran []store.Event, say danglingAnswers) {
 	m := *msgs
 	for i := len(m) - 1; i >= 0; i-- {
 		if m[i].Role != provider.RoleAssistant || len(m[i].ToolCalls) == 0 {
@@ -759,12 +790,12 @@ func closeDangling(msgs *[]provider.Message, ran []store.Event) {
 				out, _ := ran[res].Data["output"].(string)
 				isErr, _ := ran[res].Data["error"].(bool)
 				m = append(m, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
-					Content: "this call ran before the session was interrupted; its result:\n" + out, IsError: isErr})
+					Content: say.ran(out), IsError: isErr})
 				continue
 			}
 			if !answered[tc.ID] {
 				m = append(m, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
-					Content: "not run: the session was interrupted before this call finished", IsError: true})
+					Content: say.notRun, IsError: true})
 			}
 		}
 		break

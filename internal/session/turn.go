@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/scheme"
@@ -22,6 +23,26 @@ func (s *Session) addUser(text string) {
 
 func (s *Session) addToolResult(id, name, text string, isErr bool) {
 	s.messages = append(s.messages, provider.Message{Role: provider.RoleTool, ToolCallID: id, Name: name, Content: text, IsError: isErr})
+}
+
+// guardTools are the roles of prim's table's parameters, for the guard
+// (guard.Options.Tools): the guard judges each tool by them.
+func guardTools() []guard.ToolParam {
+	roles := map[prim.Role]guard.Role{
+		prim.PathRead: guard.RolePathRead, prim.PathWrite: guard.RolePathWrite,
+		prim.Command: guard.RoleCommand, prim.Pattern: guard.RolePattern, prim.Content: guard.RoleContent,
+	}
+	var out []guard.ToolParam
+	for _, tool := range prim.Table() {
+		for _, p := range tool.Params {
+			if r, ok := roles[p.Role]; ok {
+				out = append(out, guard.ToolParam{Tool: tool.Name, Param: p.Name, Role: r, Required: p.Required})
+			} else if p.Role != prim.NoRole {
+				panic("session: prim role " + string(p.Role) + " has no guard role")
+			}
+		}
+	}
+	return out
 }
 
 // modelTurn sends one request and returns the reply to Scheme.
@@ -213,7 +234,8 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 	s.emit("tool.call", callData)
 
 	if !slices.Contains(s.tools.Names(), name) {
-		msg := fmt.Sprintf("there is no tool %q here; the tools are: %s", name, strings.Join(s.tools.Names(), ", "))
+		msg := s.say(ctx, "no-such-tool-message", fmt.Sprintf("there is no tool %q here; the tools are: %s", name, strings.Join(s.tools.Names(), ", ")),
+			scheme.NewString(name), strs(s.tools.Names()))
 		s.emitResult(id, name, true, -1, msg, nil, start)
 		return resultAlist(msg, true, "refuse", "tools", -1), nil
 	}
@@ -227,7 +249,7 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 	allowed, why := s.decide(ctx, req, asked)
 	s.emit("tool.decision", map[string]any{"id": id, "name": name, "decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason, "allowed": allowed, "answer": why})
 	if !allowed {
-		msg := refusalText(asked, why)
+		msg := s.refusalText(ctx, asked, why)
 		s.emitResult(id, name, true, -1, msg, nil, start)
 		return resultAlist(msg, true, d.Verdict.String(), d.Checker, -1), nil
 	}
@@ -272,13 +294,7 @@ func (s *Session) decide(ctx context.Context, req guard.Request, d guard.Decisio
 	}
 	yes, always := s.opts.Confirm(ctx, req, d)
 	if yes && always && d.Verdict == guard.Confirm {
-		if cmd, ok := req.Args["command"].(string); ok {
-			// The line as given: "always" for `rm -rf build` must not
-			// approve every rm.
-			s.appr.Add(guard.ApprovePrefix, strings.TrimSpace(cmd))
-		} else if p, ok := req.Args["path"].(string); ok {
-			s.appr.Add(guard.ApprovePath, p)
-		}
+		s.appr.AddFor(req) // the line as given, or the path
 	}
 	if yes {
 		return true, "approved by a person"
@@ -286,12 +302,16 @@ func (s *Session) decide(ctx context.Context, req guard.Request, d guard.Decisio
 	return false, "declined by a person"
 }
 
-func refusalText(d guard.Decision, why string) string {
+// refusalText is what the model reads of a call that did not run:
+// refusal-message or not-approved-message (prompts/messages.scm).
+func (s *Session) refusalText(ctx context.Context, d guard.Decision, why string) string {
+	checker, reason := scheme.NewString(d.Checker), scheme.NewString(d.Reason)
 	switch d.Verdict {
 	case guard.Refuse:
-		return fmt.Sprintf("refused (%s): %s", d.Checker, d.Reason)
+		return s.say(ctx, "refusal-message", fmt.Sprintf("refused (%s): %s", d.Checker, d.Reason), checker, reason)
 	default:
-		return fmt.Sprintf("not run: %s needed approval and was %s: %s", d.Checker, why, d.Reason)
+		return s.say(ctx, "not-approved-message", fmt.Sprintf("not run: %s needed approval and was %s: %s", d.Checker, why, d.Reason),
+			checker, scheme.NewString(why), reason)
 	}
 }
 
