@@ -12,6 +12,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
 )
@@ -20,7 +21,7 @@ import (
 type GuardCmd struct {
 	Sandbox    string   `help:"Judge as in a --sandbox container run." placeholder:"container"`
 	Folder     string   `short:"C" name:"folder" default:"." help:"The run's folder."`
-	Tool       string   `default:"shell-exec" help:"The tool: shell-exec judges a command line; fs-read, fs-write, fs-edit … judge a path."`
+	Tool       string   `default:"shell-exec" help:"The tool (any of prim's table): the line is its command line (shell-exec, run-tests …), or else its path (fs-read, fs-write, fs-edit …)."`
 	Unattended bool     `help:"Judge as in an unattended run."`
 	Lean       bool     `help:"Judge as in the lean profile."`
 	JSON       bool     `name:"json" help:"Print one JSON object: {\"decision\", \"checker\", \"reason\"}."`
@@ -85,20 +86,9 @@ func (c *GuardCmd) Run(e *env) error {
 		return &exitError{code: ExitUsage, err: err}
 	}
 	defer s.Close()
-	req := guard.Request{Tool: c.Tool, Args: map[string]any{}}
-	switch c.Tool {
-	case "shell-exec", "shell-start", "self-check", "run-tests":
-		req.Args["command"] = line
-	case "fs-write":
-		req.Args["path"], req.Args["content"] = line, ""
-	case "fs-edit":
-		req.Args["path"], req.Args["old"], req.Args["new"] = line, "", ""
-	case "fs-find":
-		req.Args["pattern"], req.Args["path"] = "*", line
-	case "index-grep":
-		req.Args["pattern"], req.Args["path"] = ".", line
-	default:
-		req.Args["path"] = line
+	req, err := guardRequest(c.Tool, line)
+	if err != nil {
+		return err
 	}
 	d := s.Judge(ctx, req)
 	if c.JSON {
@@ -122,6 +112,41 @@ func (c *GuardCmd) Run(e *env) error {
 	default:
 		return &exitError{code: ExitBudget}
 	}
+}
+
+// guardRequest is the call of tool that line stands for, as prim's table
+// has the tool: line is its command line, or else its path; its other
+// required string parameters are empty.
+func guardRequest(tool, line string) (guard.Request, error) {
+	var names []string
+	for _, t := range prim.Table() {
+		names = append(names, t.Name)
+		if t.Name != tool {
+			continue
+		}
+		req := guard.Request{Tool: tool, Args: map[string]any{}}
+		var cmd, path string
+		for _, p := range t.Params {
+			switch {
+			case p.Role == prim.Command && cmd == "":
+				cmd = p.Name
+			case (p.Role == prim.PathRead || p.Role == prim.PathWrite) && path == "":
+				path = p.Name
+			case p.Required && p.Type == prim.String:
+				req.Args[p.Name] = ""
+			}
+		}
+		switch {
+		case cmd != "":
+			req.Args[cmd] = line
+		case path != "":
+			req.Args[path] = line
+		default:
+			return req, usageErr("--tool %s takes no command line and no path: nothing to judge", tool)
+		}
+		return req, nil
+	}
+	return guard.Request{}, usageErr("--tool %q: no such tool; the tools are: %s", tool, strings.Join(names, ", "))
 }
 
 func openStore(e *env) (*store.Store, error) {
