@@ -525,13 +525,25 @@ func (an *analyzer) write(p string) {
 	an.writes = append(an.writes, filepath.Clean(an.unalias(p)))
 }
 
-// operands judges a generic program's arguments: options' values, @files,
-// key=value values and plain operands. It returns the plain operands.
-func (an *analyzer) operands(args []string, ro role) []string {
+// operands judges a program's arguments (opts with no roles) and returns
+// the plain operands.
+func (an *analyzer) operands(args []string, ro role) []string { return an.opts(args, ro, nil, nil) }
+
+// opts judges a program's arguments. The value of an option in roles ("-o
+// v", "-ov", "--output v", "--output=v") is used in its role: a path read,
+// written or searched, a command line (roleRun), text (roleMention); fn,
+// when not nil, is told of every such option. Another option's attached
+// value that looks like a path is a path it reads. The plain operands
+// (with @file and key=value values) are judged in the role ro and returned;
+// with roleNone they are returned as they are, for the caller to judge.
+func (an *analyzer) opts(args []string, ro role, roles map[string]role, fn func(opt string, r role, v string)) []string {
 	var plain []string
 	endOpts := false
-	for _, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		switch {
+		case ro == roleNone && (endOpts || !strings.HasPrefix(a, "-") || a == "-"):
+			plain = append(plain, a)
 		case endOpts || !strings.HasPrefix(a, "-") || a == "-":
 			if k, v, ok := strings.Cut(a, "="); ok && !strings.Contains(k, "/") && k != "" {
 				if looksLikePath(v) {
@@ -549,25 +561,60 @@ func (an *analyzer) operands(args []string, ro role) []string {
 			plain = append(plain, a)
 		case a == "--":
 			endOpts = true
-		case strings.HasPrefix(a, "--"):
-			if _, v, ok := strings.Cut(a, "="); ok {
-				v = strings.TrimPrefix(v, "@")
-				if looksLikePath(v) {
-					an.judge(v, roleOperand)
-				}
-			}
 		default:
-			// -ovalue: an attached value that looks like a path.
-			if len(a) > 2 {
-				v := strings.TrimPrefix(a[2:], "=")
-				v = strings.TrimPrefix(v, "@")
-				if looksLikePath(v) {
+			opt, v, attached := strings.Cut(a, "=")
+			if !strings.HasPrefix(a, "--") {
+				opt, v, attached = a[:2], strings.TrimPrefix(a[2:], "="), len(a) > 2
+			}
+			r, ok := roles[opt]
+			if !ok {
+				// An attached value that looks like a path.
+				if v = strings.TrimPrefix(v, "@"); attached && looksLikePath(v) {
 					an.judge(v, roleOperand)
 				}
+				continue
+			}
+			if !attached {
+				if i+1 >= len(args) {
+					continue
+				}
+				i++
+				v = args[i]
+			}
+			switch r {
+			case roleOperand, roleRecursive, roleWrite:
+				an.judge(v, r)
+				if r == roleWrite {
+					an.write(v)
+				}
+			case roleScriptFile:
+				an.judge(v, roleOperand)
+			case roleRun:
+				an.script(v, nil)
+			}
+			if fn != nil {
+				fn(opt, r, v)
 			}
 		}
 	}
 	return plain
+}
+
+// optRoles makes an option table from lines "role: -o --opt …", the roles
+// named as in roleNames.
+func optRoles(lines ...string) map[string]role {
+	m := map[string]role{}
+	for _, l := range lines {
+		name, opts, _ := strings.Cut(l, ":")
+		r, ok := roleNames[name]
+		if !ok {
+			panic("guard: no role " + name)
+		}
+		for _, o := range strings.Fields(opts) {
+			m[o] = r
+		}
+	}
+	return m
 }
 
 func looksLikePath(v string) bool {
@@ -1374,39 +1421,19 @@ var sedFile = regexp.MustCompile(`(?:^|[;\n{}]|/[gpIiMm0-9]*)\s*[rRwW]\s+([^;\n}
 // sed judges sed: its script (e executes, r/w name files), its files.
 func (an *analyzer) sed(base string, args []string, stdin string) string {
 	var scripts []string
-	var files []string
 	explicit := false
-	inPlace := false
-	for j := 0; j < len(args); j++ {
-		a := args[j]
-		switch {
-		case a == "-e" || a == "--expression":
-			if j+1 < len(args) {
-				scripts = append(scripts, args[j+1])
-				explicit = true
-				j++
-			}
-		case strings.HasPrefix(a, "--expression="):
-			scripts = append(scripts, strings.TrimPrefix(a, "--expression="))
-			explicit = true
-		case a == "-f" || a == "--file":
-			if j+1 < len(args) {
-				an.judge(args[j+1], roleOperand)
-				explicit = true
-				an.uncertain = true
-				j++
-			}
-		case strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--in-place"):
-			inPlace = true
-		case strings.HasPrefix(a, "-") && a != "-":
-		default:
-			if !explicit && len(scripts) == 0 {
-				scripts = append(scripts, a)
-				continue
-			}
-			files = append(files, a)
+	files := an.opts(args, roleNone, lookup(base).roles, func(_ string, r role, v string) {
+		explicit = true
+		if r == roleScript {
+			scripts = append(scripts, v)
+		} else {
+			an.uncertain = true // -f: a script file, not read here
 		}
+	})
+	if !explicit && len(files) > 0 {
+		scripts, files = files[:1], files[1:]
 	}
+	inPlace := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--in-place") })
 	for _, s := range scripts {
 		an.judge(s, roleMention)
 		for _, m := range sedExec.FindAllStringSubmatch(s, -1) {
@@ -1479,47 +1506,21 @@ func isAlnum(c byte) bool {
 // rg --pre runs a command on every file.
 func (an *analyzer) grep(base string, args []string, stdin string) string {
 	explicit := false
-	rec := base == "rg" || base == "ag"
-	var rest []string
-	for j := 0; j < len(args); j++ {
-		a := args[j]
-		switch {
-		case a == "-e" || a == "--regexp":
-			explicit = true
-			j++
-		case strings.HasPrefix(a, "--regexp="):
-			explicit = true
-		case a == "-f" || a == "--file":
-			explicit = true
-			if j+1 < len(args) {
-				an.judge(args[j+1], roleOperand)
-				j++
-			}
-		case a == "--pre":
-			if j+1 < len(args) {
-				an.exec(append(strings.Fields(args[j+1]), an.cwd+"/"+markTree), "")
-				j++
-			}
-		case strings.HasPrefix(a, "--pre="):
-			an.exec(append(strings.Fields(strings.TrimPrefix(a, "--pre=")), an.cwd+"/"+markTree), "")
-		case a == "-g" || a == "--glob" || a == "-t" || a == "--type" || a == "-m" || a == "-A" || a == "-B" || a == "-C" || a == "--max-count" || a == "--include" || a == "--exclude":
-			j++
-		default:
-			if recursiveFlag.MatchString(a) && strings.ContainsAny(a, "rR") {
-				rec = true
-			}
-			rest = append(rest, a)
+	rest := an.opts(args, roleNone, lookup(base).roles, func(_ string, r role, v string) {
+		if r == roleValue { // rg --pre
+			an.exec(append(strings.Fields(v), an.cwd+"/"+markTree), "")
 		}
+		explicit = explicit || r == roleScript || r == roleScriptFile
+	})
+	if !explicit && len(rest) > 0 {
+		rest = rest[1:]
 	}
-	if !explicit {
-		rest = dropFirstPlain(rest)
-	}
+	rec := lookup(base).rec == recAlways || slices.ContainsFunc(args, func(a string) bool { return recursiveFlag.MatchString(a) && strings.ContainsAny(a, "rR") })
 	ro := roleOperand
 	if rec {
 		ro = roleRecursive
 	}
-	plain := an.operands(rest, ro)
-	if rec && len(plain) == 0 {
+	if plain := an.operands(rest, ro); rec && len(plain) == 0 {
 		an.judge(".", roleRecursive)
 	}
 	return markUnknown
@@ -1528,26 +1529,9 @@ func (an *analyzer) grep(base string, args []string, stdin string) string {
 // awk judges an awk program as code and its files as operands.
 func (an *analyzer) awk(base string, args []string, stdin string) string {
 	explicit := false
-	var rest []string
-	for j := 0; j < len(args); j++ {
-		a := args[j]
-		switch {
-		case a == "-f" || a == "--file":
-			explicit = true
-			if j+1 < len(args) {
-				an.judge(args[j+1], roleOperand)
-				j++
-			}
-		case a == "-v" || a == "-F":
-			if j+1 < len(args) {
-				an.judge(args[j+1], roleMention)
-				j++
-			}
-		case strings.HasPrefix(a, "-"):
-		default:
-			rest = append(rest, a)
-		}
-	}
+	rest := an.opts(args, roleNone, lookup(base).roles, func(_ string, r role, _ string) {
+		explicit = explicit || r == roleScriptFile
+	})
 	if !explicit && len(rest) > 0 {
 		an.code(awkRegexps(rest[0]))
 		rest = rest[1:]
@@ -1711,39 +1695,11 @@ func (an *analyzer) link(base string, args []string, stdin string) string {
 	return ""
 }
 
-// network judges a network tool: an ordinary confirm, and the local files
-// it reads, writes or runs.
+// network judges a network tool: the local files it reads, writes or
+// runs (its options' roles); scp's and rsync's local operands are copied
+// whole.
 func (an *analyzer) network(base string, args []string, stdin string) string {
-	switch base {
-	case "curl":
-		for j := 0; j < len(args); j++ {
-			a := args[j]
-			switch a {
-			case "-F", "--form", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "--json":
-				if j+1 < len(args) {
-					v := args[j+1]
-					if i := strings.Index(v, "@"); i >= 0 {
-						f, _, _ := strings.Cut(v[i+1:], ";")
-						an.judge(f, roleOperand)
-					} else if i := strings.Index(v, "<"); i >= 0 && (a == "-F" || a == "--form") {
-						an.judge(v[i+1:], roleOperand)
-					}
-					j++
-				}
-			case "-T", "--upload-file", "-K", "--config", "-E", "--cert", "--key", "--cacert", "-b", "--cookie", "--netrc-file":
-				if j+1 < len(args) {
-					an.judge(args[j+1], roleOperand)
-					j++
-				}
-			case "-o", "--output", "-c", "--cookie-jar", "-D", "--dump-header":
-				if j+1 < len(args) {
-					an.judge(args[j+1], roleWrite)
-					an.write(args[j+1])
-					j++
-				}
-			}
-		}
-	case "socat":
+	if base == "socat" {
 		for _, a := range args {
 			if strings.HasPrefix(a, "-") && len(a) > 1 {
 				continue
@@ -1759,57 +1715,43 @@ func (an *analyzer) network(base string, args []string, stdin string) string {
 			}
 		}
 		return markUnknown
-	case "nc", "ncat", "netcat":
-		for j, a := range args {
-			if (a == "-e" || a == "-c" || a == "--exec" || a == "--sh-exec") && j+1 < len(args) {
-				an.script(args[j+1], nil)
-			}
-		}
-	case "ssh", "sftp", "mosh":
-		for j, a := range args {
-			if (a == "-i" || a == "-F" || a == "-S" || a == "-E") && j+1 < len(args) {
-				an.judge(args[j+1], roleOperand)
-			}
-			if a == "-o" && j+1 < len(args) {
-				k, v, _ := strings.Cut(args[j+1], "=")
-				switch strings.ToLower(k) {
-				case "proxycommand", "localcommand", "knownhostscommand":
-					an.script(v, nil)
-				case "identityfile", "userknownhostsfile", "certificatefile", "controlpath":
-					an.judge(v, roleOperand)
-				}
-			}
-		}
-		return markUnknown
-	case "scp", "rsync":
-		for j, a := range args {
-			if v, ok := strings.CutPrefix(a, "--files-from="); ok {
-				an.listFile(v, "")
-			}
-			if (a == "-i" || a == "-F" || a == "-e" || a == "-S") && j+1 < len(args) {
-				if a == "-e" || a == "-S" {
-					an.script(args[j+1], nil)
-				} else {
-					an.judge(args[j+1], roleOperand)
-				}
-			}
-			if strings.HasPrefix(a, "--rsh=") || strings.HasPrefix(a, "--rsync-path=") {
-				_, v, _ := strings.Cut(a, "=")
+	}
+	ro := roleOperand
+	switch base {
+	case "ssh", "sftp", "mosh", "scp", "rsync":
+		ro = roleNone
+	}
+	plain := an.opts(args, ro, lookup(base).roles, func(opt string, r role, v string) {
+		switch {
+		case r != roleValue:
+		case opt == "-o": // ssh -o Key=value
+			k, v, _ := strings.Cut(v, "=")
+			switch strings.ToLower(k) {
+			case "proxycommand", "localcommand", "knownhostscommand":
 				an.script(v, nil)
+			case "identityfile", "userknownhostsfile", "certificatefile", "controlpath":
+				an.judge(v, roleOperand)
 			}
+		case opt == "--files-from":
+			an.listFile(v, "")
+		default: // curl's data and forms: @file, <file
+			if i := strings.Index(v, "@"); i >= 0 {
+				f, _, _ := strings.Cut(v[i+1:], ";")
+				an.judge(f, roleOperand)
+			} else if i := strings.Index(v, "<"); i >= 0 && (opt == "-F" || opt == "--form") {
+				an.judge(v[i+1:], roleOperand)
+			}
+			an.operands([]string{v}, roleOperand)
 		}
-		for _, a := range args {
-			if strings.HasPrefix(a, "-") {
-				continue
-			}
+	})
+	if base == "scp" || base == "rsync" {
+		for _, a := range plain {
 			if i := strings.Index(a, ":"); i > 0 && !strings.Contains(a[:i], "/") {
 				continue // remote
 			}
 			an.judge(a, roleRecursive)
 		}
-		return markUnknown
 	}
-	an.operands(args, roleOperand)
 	return markUnknown
 }
 

@@ -65,7 +65,20 @@ const (
 	outStdin                  // its standard input (tee)
 )
 
-const roleCwd role = -1 // a wrapper option's value: the directory its command runs in
+// Roles of an option's value beyond those of a path (see opts).
+const (
+	roleNone       role = -1 - iota // not judged here: the caller does
+	roleCwd                         // the directory the command runs in
+	roleRun                         // a command line it runs
+	roleScript                      // the program's own script or pattern (sed -e, grep -e)
+	roleScriptFile                  // a file that holds it (sed -f), read
+	roleValue                       // a value the program's parser reads
+)
+
+var roleNames = map[string]role{
+	"text": roleMention, "read": roleOperand, "tree": roleRecursive, "write": roleWrite, "cwd": roleCwd,
+	"run": roleRun, "script": roleScript, "script-file": roleScriptFile, "value": roleValue,
+}
 
 var plainWrapper = &cmdSpec{wrapper: true}
 
@@ -77,6 +90,9 @@ var programs map[string]*cmdSpec
 func init() {
 	var (
 		netTool   = &cmdSpec{network: true, parse: (*analyzer).network}
+		copyRoles = optRoles("read: -i -F", "run: -e -S --rsh --rsync-path", "value: --files-from")
+		ssh       = &cmdSpec{network: true, roles: optRoles("read: -i -F -S -E", "value: -o"), parse: (*analyzer).network}
+		netcat    = &cmdSpec{network: true, roles: optRoles("run: -e -c --exec --sh-exec"), parse: (*analyzer).network}
 		decoder   = &cmdSpec{out: outBuilt}
 		archiver  = &cmdSpec{rec: recAlways}
 		contents  = &cmdSpec{out: outContents}
@@ -84,9 +100,12 @@ func init() {
 		touches   = &cmdSpec{writes: writesOperands}
 		copier    = &cmdSpec{rec: recFlag, writes: writesLast}
 		destroyer = &cmdSpec{writes: writesOperands, parse: (*analyzer).destroys}
-		grepper   = &cmdSpec{parse: (*analyzer).grep}
-		awk       = &cmdSpec{out: outBuilt, parse: (*analyzer).awk}
-		sed       = &cmdSpec{out: outBuilt, parse: (*analyzer).sed}
+		grepRoles = optRoles("script: -e --regexp", "script-file: -f --file", "value: --pre",
+			"text: -g --glob -t --type -m -A -B -C --max-count --include --exclude")
+		grepper   = &cmdSpec{rec: recFlag, roles: grepRoles, parse: (*analyzer).grep}
+		rg        = &cmdSpec{rec: recAlways, roles: grepRoles, parse: (*analyzer).grep}
+		awk       = &cmdSpec{out: outBuilt, roles: optRoles("script-file: -f --file", "text: -v -F"), parse: (*analyzer).awk}
+		sed       = &cmdSpec{out: outBuilt, roles: optRoles("script: -e --expression", "script-file: -f --file"), parse: (*analyzer).sed}
 		tar       = &cmdSpec{parse: (*analyzer).tar}
 		interp    = &cmdSpec{out: outBuilt, parse: (*analyzer).interp}
 		shellSpec = &cmdSpec{parse: (*analyzer).shell}
@@ -147,7 +166,7 @@ func init() {
 		"gunzip": decoder, "zcat": decoder, "gzip": decoder, "xz": decoder, "bzip2": decoder, "iconv": decoder,
 		"od": decoder, "cut": decoder, "jq": decoder, "envsubst": decoder, "m4": decoder, "cpp": decoder,
 		// searches, archives and copies
-		"grep": grepper, "egrep": grepper, "fgrep": grepper, "rg": grepper, "ag": grepper, "ack": grepper, "zgrep": grepper,
+		"grep": grepper, "egrep": grepper, "fgrep": grepper, "rg": rg, "ag": rg, "ack": grepper, "zgrep": grepper,
 		"tar": tar, "bsdtar": tar, "gtar": tar,
 		"zip": {rec: recAlways, stdinList: "-@"},
 		"7z":  {rec: recAlways, stdinList: "@"}, "7za": {rec: recAlways, stdinList: "@"},
@@ -167,10 +186,15 @@ func init() {
 		"mke2fs": destroyer, "wipefs": destroyer, "fdisk": destroyer, "sfdisk": destroyer, "parted": destroyer,
 		"shred": destroyer,
 		// the network
-		"curl": netTool, "wget": netTool, "ssh": netTool, "scp": netTool, "sftp": netTool, "nc": netTool,
-		"ncat": netTool, "netcat": netTool, "socat": netTool, "telnet": netTool, "ftp": netTool, "lftp": netTool,
+		"curl": {network: true, parse: (*analyzer).network, roles: optRoles(
+			"value: -F --form -d --data --data-binary --data-raw --data-urlencode --json",
+			"read: -T --upload-file -K --config -E --cert --key --cacert -b --cookie --netrc-file",
+			"write: -o --output -c --cookie-jar -D --dump-header")},
+		"ssh": ssh, "sftp": ssh, "mosh": ssh,
+		"scp":  {network: true, roles: copyRoles, parse: (*analyzer).network},
+		"wget": netTool, "nc": netcat, "ncat": netcat, "netcat": netcat, "socat": netTool, "telnet": netTool, "ftp": netTool, "lftp": netTool,
 		"tftp": netTool, "aria2c": netTool, "http": netTool, "https": netTool, "xh": netTool, "sshpass": netTool,
-		"mosh": netTool, "ssh-copy-id": netTool, "axel": netTool, "ssh-keyscan": netTool,
+		"ssh-copy-id": netTool, "axel": netTool, "ssh-keyscan": netTool,
 		// rclone copies and syncs whole trees to a remote.
 		"rclone": {network: true, rec: recAlways},
 	}
