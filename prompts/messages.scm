@@ -1,4 +1,11 @@
 ;;; prompts/messages.scm — what the loop says to the model besides the prompt.
+;;;
+;;; The session reads some of these by name (continue-message,
+;;; refusal-message, not-approved-message, no-such-tool-message,
+;;; bad-arguments-message, interrupted-call-result, interrupted-call-not-run):
+;;; a string, or a procedure it calls with the arguments shown, that returns
+;;; one. A project redefines any of them; one that fails or returns no string
+;;; is replaced by the built-in text, and a note says so.
 
 ;; Said once in sandbox mode, the first time a turn ends on the model's word.
 (define sandbox-finish-message
@@ -55,3 +62,8 @@ When that is done, reply with a short summary and no tool call.")
   (string-append "this call ran before the session was interrupted; its result:\n" output))
 (define interrupted-call-not-run
   "not run: the session was interrupted before this call finished")
+
+;; The result of a call whose arguments are not one JSON object: problem is
+;; what the JSON reader said.
+(define (bad-arguments-message tool problem)
+  (string-append "arguments for " tool " are not valid JSON (" problem "); send one JSON object"))

@@ -2,6 +2,11 @@
 ;;;
 ;;; (lean-tool-description name) is short; (full-tool-description name) says
 ;;; more. A project redefines either, or the profile's tool-description.
+;;;
+;;; Every tool of prim's table (internal/prim, one descriptor per tool: its
+;;; parameters, with their own one-line descriptions, are in the schema the
+;;; model sees) has an entry in both lists (checked by
+;;; TestEveryToolHasALeanAndAFullDescription in internal/session).
 
 (define lean-tool-descriptions
   '(("shell-exec" . "Run a bash command in the folder; returns its output and exit status.")

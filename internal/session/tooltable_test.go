@@ -155,6 +155,7 @@ func TestAProjectChangesTheMessagesOfCallsThatDoNotRun(t *testing.T) {
 (define (refusal-message checker reason) (string-append "NO by " checker))
 (define (not-approved-message checker answer reason) (string-append "ASK " checker " / " answer))
 (define (no-such-tool-message name tools) (string-append "NONE " name " of " (number->string (length tools))))
+(define (bad-arguments-message tool problem) (string-append "JSON! " tool))
 `)
 	r := runSession(t, opts, `
 > reply
@@ -164,13 +165,15 @@ call fs-delete {"path": "a"}
 > reply
 call shell-exec {"command": "curl https://example.com"}
 > reply
+rawcall fs-write {"path": "a.txt", "content": "unterminated
+> reply
 done
 `)
 	reqs := r.model.Requests()
-	if len(reqs) != 4 {
+	if len(reqs) != 5 {
 		t.Fatalf("%d requests: %s", len(reqs), r.out.Text)
 	}
-	for k, want := range []string{"NO by PathDenylist", "NONE fs-delete of 9", "ASK ArgvTrigger / declined (nobody can approve it)"} {
+	for k, want := range []string{"NO by PathDenylist", "NONE fs-delete of 9", "ASK ArgvTrigger / declined (nobody can approve it)", "JSON! fs-write"} {
 		if got := lastMessage(reqs[k+1]).Content; got != want {
 			t.Errorf("call %d: the model read %q, want %q", k+1, got, want)
 		}

@@ -154,7 +154,7 @@ func (s *Session) request(name string, args scheme.Value) (guard.Request, error)
 		dec.UseNumber()
 		var m map[string]any
 		if err := dec.Decode(&m); err != nil {
-			return req, fmt.Errorf("arguments for %s are not valid JSON (%v); send one JSON object", name, err)
+			return req, &jsonArgsError{tool: name, err: err}
 		}
 		req.Args = normalizeNumbers(m)
 	default:
@@ -168,6 +168,17 @@ func (s *Session) request(name string, args scheme.Value) (guard.Request, error)
 		req.Args = map[string]any{}
 	}
 	return req, nil
+}
+
+// jsonArgsError is a call whose arguments are not one JSON object; the model
+// reads bad-arguments-message (prompts/messages.scm).
+type jsonArgsError struct {
+	tool string
+	err  error
+}
+
+func (e *jsonArgsError) Error() string {
+	return fmt.Sprintf("arguments for %s are not valid JSON (%v); send one JSON object", e.tool, e.err)
 }
 
 // normalizeNumbers turns json.Number into int when whole, else float64.
@@ -219,8 +230,12 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 		callData["arguments"] = map[string]any{}
 		callData["raw_arguments"] = s.redact(scheme.DisplayString(args))
 		s.emit("tool.call", callData)
-		s.emitResult(id, name, true, -1, err.Error(), nil, start)
-		return resultAlist(err.Error(), true, "refuse", "arguments", -1), nil
+		msg := err.Error()
+		if je := (*jsonArgsError)(nil); errors.As(err, &je) {
+			msg = s.say(ctx, "bad-arguments-message", msg, scheme.NewString(name), scheme.NewString(je.err.Error()))
+		}
+		s.emitResult(id, name, true, -1, msg, nil, start)
+		return resultAlist(msg, true, "refuse", "arguments", -1), nil
 	}
 	if name == "self-check" {
 		// The guard judges, and the log shows, the line that runs: the
