@@ -659,10 +659,11 @@ func (an *analyzer) chroot(base string, args []string, stdin string) string {
 	return ""
 }
 
-// su and script run -c's command.
+// su and script run -c's command (-qc: a cluster that ends in c).
 func (an *analyzer) su(base string, args []string, stdin string) string {
 	for i, a := range args {
-		if (a == "-c" || a == "--command") && i+1 < len(args) {
+		short := len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, "c")
+		if (short || a == "--command") && i+1 < len(args) {
 			return an.script(args[i+1], nil)
 		}
 		if v, ok := strings.CutPrefix(a, "--command="); ok {

@@ -110,7 +110,12 @@ func init() {
 		interp    = &cmdSpec{out: outBuilt, parse: (*analyzer).interp}
 		shellSpec = &cmdSpec{parse: (*analyzer).shell}
 		linker    = &cmdSpec{parse: (*analyzer).link}
-		attacher  = &cmdSpec{wrapper: true, opts: "-e -o -p -s -u -E -P -I -b -O -S -X -n -a"}
+		onCPU     = &cmdSpec{wrapper: true, skip: 1} // taskset MASK, chrt PRIORITY
+		proxy     = &cmdSpec{wrapper: true, opts: "-f"}
+		mover     = &cmdSpec{writes: writesLast}
+		sevenZ    = &cmdSpec{rec: recAlways, stdinList: "@"}
+		busybox   = &cmdSpec{parse: (*analyzer).busybox}
+		su        = &cmdSpec{parse: (*analyzer).su}
 	)
 
 	programs = map[string]*cmdSpec{
@@ -122,14 +127,14 @@ func init() {
 			roles: map[string]role{"-D": roleCwd, "--chdir": roleCwd}},
 		"doas":    {wrapper: true, envArgs: true, opts: "-u -C"},
 		"ionice":  {wrapper: true, opts: "-c -n -p -t --class --classdata"},
-		"taskset": {wrapper: true, skip: 1},
-		"chrt":    {wrapper: true, skip: 1},
-		"time":    {wrapper: true, opts: "-f -o --format --output"},
-		"exec":    {wrapper: true, opts: "-a"},
-		"flock":   {wrapper: true, skip: 1, opts: "-w -E --timeout --conflict-exit-code"},
-		"strace":  attacher, "ltrace": attacher,
+		"taskset": onCPU, "chrt": onCPU,
+		"time":        {wrapper: true, opts: "-f -o --format --output"},
+		"exec":        {wrapper: true, opts: "-a"},
+		"flock":       {wrapper: true, skip: 1, opts: "-w -E --timeout --conflict-exit-code"},
+		"strace":      {wrapper: true, opts: "-e -o -p -s -u -E -P -I -b -O -S -X"},
+		"ltrace":      {wrapper: true, opts: "-e -o -p -s -u -n -a"},
 		"xvfb-run":    {wrapper: true, opts: "-n -s -f -e -p --server-num --server-args --auth-file --error-file"},
-		"proxychains": {wrapper: true, opts: "-f"}, "proxychains4": {wrapper: true, opts: "-f"},
+		"proxychains": proxy, "proxychains4": proxy,
 		"systemd-run": {wrapper: true, envArgs: true, opts: "-p -E -u --unit --property --setenv --working-directory",
 			roles: map[string]role{"--working-directory": roleCwd}},
 		"runuser": {wrapper: true, envArgs: true, opts: "-u -g -G"},
@@ -141,11 +146,11 @@ func init() {
 		"command":  {parse: (*analyzer).commandCmd},
 		"parallel": {parse: (*analyzer).parallel},
 		"env":      {parse: (*analyzer).envCmd},
-		"busybox":  {parse: (*analyzer).busybox}, "toybox": {parse: (*analyzer).busybox},
+		"busybox":  busybox, "toybox": busybox,
 		"xargs":  {parse: (*analyzer).xargs},
 		"watch":  {parse: (*analyzer).watch},
 		"chroot": {parse: (*analyzer).chroot},
-		"su":     {parse: (*analyzer).su}, "script": {parse: (*analyzer).su},
+		"su":     su, "script": su,
 		// shells and interpreters
 		"sh": shellSpec, "bash": shellSpec, "dash": shellSpec, "zsh": shellSpec, "ksh": shellSpec,
 		"ash": shellSpec, "mksh": shellSpec, "fish": shellSpec, "rbash": shellSpec,
@@ -169,12 +174,11 @@ func init() {
 		"grep": grepper, "egrep": grepper, "fgrep": grepper, "rg": rg, "ag": rg, "ack": grepper, "zgrep": grepper,
 		"tar": tar, "bsdtar": tar, "gtar": tar,
 		"zip": {rec: recAlways, stdinList: "-@"},
-		"7z":  {rec: recAlways, stdinList: "@"}, "7za": {rec: recAlways, stdinList: "@"},
+		"7z":  sevenZ, "7za": sevenZ,
 		"cpio":   {rec: recAlways, stdinList: "-"},
 		"rsync":  {rec: recAlways, writes: writesLast, parse: (*analyzer).rsync},
 		"restic": archiver, "borg": archiver, "duplicity": archiver, "mksquashfs": archiver,
-		"cp": copier, "mv": {writes: writesLast}, "install": {writes: writesLast}, "ditto": {writes: writesLast},
-		"patch": {writes: writesLast},
+		"cp": copier, "mv": mover, "install": mover, "ditto": mover, "patch": mover,
 		"diff":  {rec: recFlag},
 		"rm":    {rec: recFlag, writes: writesOperands, parse: (*analyzer).rm},
 		"touch": touches, "mkdir": touches, "rmdir": touches, "truncate": touches, "chmod": touches,

@@ -1,0 +1,58 @@
+package guard
+
+import (
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEveryProgramInTheTableIsInBothSuites: what the table says of a
+// program is shown by at least one line of legit.txt and one of exfil.txt
+// that run it (or a program that shares its spec: the awks, the plain
+// wrappers).
+func TestEveryProgramInTheTableIsInBothSuites(t *testing.T) {
+	runs := func(name string) func(string) bool {
+		var lines []string
+		for _, l := range readSuite(t, name) {
+			lines = append(lines, l.Line)
+		}
+		return func(prog string) bool {
+			re := regexp.MustCompile(`(?:^|[\s;|&({` + "`" + `/↵])` + regexp.QuoteMeta(prog) + `(?:$|[\s;|&)}↵])`)
+			return slices.ContainsFunc(lines, re.MatchString)
+		}
+	}
+	legit, exfil := runs("legit.txt"), runs("exfil.txt")
+	bySpec := map[*cmdSpec][]string{}
+	for name, sp := range programs {
+		bySpec[sp] = append(bySpec[sp], name)
+	}
+	var missing []string
+	for _, names := range bySpec {
+		sort.Strings(names)
+		if !slices.ContainsFunc(names, legit) {
+			missing = append(missing, "legit.txt: "+strings.Join(names, " "))
+		}
+		if !slices.ContainsFunc(names, exfil) {
+			missing = append(missing, "exfil.txt: "+strings.Join(names, " "))
+		}
+	}
+	sort.Strings(missing)
+	for _, m := range missing {
+		t.Errorf("no line runs %s", m)
+	}
+}
+
+// TestTheBuiltinsAreNotInTheTable: a name the shell's builtins judge is
+// never reached in the table.
+func TestTheBuiltinsAreNotInTheTable(t *testing.T) {
+	e := newTestEnv(t)
+	an := newAnalyzer(e.guard(false).argv, "", time.Now().Add(time.Minute))
+	for name := range programs {
+		if _, ok := an.builtin(name, []string{"x"}, "", false); ok {
+			t.Errorf("%s is a builtin and a table entry", name)
+		}
+	}
+}
