@@ -487,33 +487,6 @@ func indexOf(args []string, s string) int {
 	return -1
 }
 
-// skipOpts drops a wrapper's leading options (those named in valueOpts
-// take the next argument) and returns the wrapped command.
-func skipOpts(args []string, valueOpts string) []string {
-	vo := map[string]bool{}
-	for _, o := range strings.Fields(valueOpts) {
-		vo[o] = true
-	}
-	i := 0
-	for i < len(args) {
-		a := args[i]
-		if a == "--" {
-			return args[i+1:]
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			break
-		}
-		if vo[a] {
-			i++
-		}
-		i++
-	}
-	if i > len(args) {
-		i = len(args)
-	}
-	return args[i:]
-}
-
 // write records a path the line writes.
 func (an *analyzer) write(p string) {
 	if p == "" || strings.Contains(p, markUnknown) || an.denyOnly > 0 {
@@ -530,21 +503,26 @@ func (an *analyzer) write(p string) {
 func (an *analyzer) operands(args []string, ro role) []string { return an.opts(args, ro, nil, nil) }
 
 // opts judges a program's arguments. The value of an option in roles ("-o
-// v", "-ov", "--output v", "--output=v") is used in its role: a path read,
-// written or searched, a command line (roleRun), text (roleMention); fn,
-// when not nil, is told of every such option. Another option's attached
-// value that looks like a path is a path it reads. The plain operands
-// (with @file and key=value values) are judged in the role ro and returned;
-// with roleNone they are returned as they are, for the caller to judge.
+// v", "-ov", "--output v", "--output=v", or a long option with one dash
+// named in roles as it is) is used in its role: a path read, written or
+// searched, a command line (roleRun), text (roleMention); fn, when not
+// nil, is told of every such option. Another option's attached value that
+// looks like a path is a path it reads. The plain operands (with @file and
+// key=value values) are judged in the role ro and returned; with roleNone
+// they are returned as they are, for the caller to judge, and with roleRest
+// the first one and all that follow are (a wrapper's command).
 func (an *analyzer) opts(args []string, ro role, roles map[string]role, fn func(opt string, r role, v string)) []string {
 	var plain []string
 	endOpts := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		isPlain := endOpts || !strings.HasPrefix(a, "-") || a == "-"
 		switch {
-		case ro == roleNone && (endOpts || !strings.HasPrefix(a, "-") || a == "-"):
+		case isPlain && ro == roleRest:
+			return args[i:]
+		case isPlain && ro == roleNone:
 			plain = append(plain, a)
-		case endOpts || !strings.HasPrefix(a, "-") || a == "-":
+		case isPlain:
 			if k, v, ok := strings.Cut(a, "="); ok && !strings.Contains(k, "/") && k != "" {
 				if looksLikePath(v) {
 					an.judge(v, ro)
@@ -562,11 +540,14 @@ func (an *analyzer) opts(args []string, ro role, roles map[string]role, fn func(
 		case a == "--":
 			endOpts = true
 		default:
-			opt, v, attached := strings.Cut(a, "=")
-			if !strings.HasPrefix(a, "--") {
-				opt, v, attached = a[:2], strings.TrimPrefix(a[2:], "="), len(a) > 2
+			opt, v, attached := a, "", false
+			r, ok := roles[a]
+			if !ok {
+				if opt, v, attached = strings.Cut(a, "="); !strings.HasPrefix(a, "--") {
+					opt, v, attached = a[:2], strings.TrimPrefix(a[2:], "="), len(a) > 2
+				}
+				r, ok = roles[opt]
 			}
-			r, ok := roles[opt]
 			if !ok {
 				// An attached value that looks like a path.
 				if v = strings.TrimPrefix(v, "@"); attached && looksLikePath(v) {
@@ -596,6 +577,9 @@ func (an *analyzer) opts(args []string, ro role, roles map[string]role, fn func(
 				fn(opt, r, v)
 			}
 		}
+	}
+	if ro == roleRest {
+		return nil
 	}
 	return plain
 }
@@ -635,7 +619,7 @@ func (an *analyzer) commandCmd(base string, args []string, stdin string) string 
 // parallel runs its operands as a command line, with its input's words.
 func (an *analyzer) parallel(base string, args []string, stdin string) string {
 	an.uncertain = true
-	return an.script(strings.Join(skipOpts(args, ""), " "), nil)
+	return an.script(strings.Join(an.opts(args, roleRest, nil, nil), " "), nil)
 }
 
 func (an *analyzer) busybox(base string, args []string, stdin string) string {
@@ -647,7 +631,7 @@ func (an *analyzer) busybox(base string, args []string, stdin string) string {
 
 // watch runs its operands as a command line.
 func (an *analyzer) watch(base string, args []string, stdin string) string {
-	return an.script(strings.Join(skipOpts(args, "-n -d --interval --differences"), " "), nil)
+	return an.script(strings.Join(an.opts(args, roleRest, lookup(base).roles, nil), " "), nil)
 }
 
 // chroot runs its command in a whole tree.

@@ -14,8 +14,9 @@ import (
 // (builtin), not entries.
 type cmdSpec struct {
 	// wrapper: the program runs the command that follows its options
-	// (those in opts take a value) and its first skip operands, which are
-	// judged as paths it reads (timeout's DURATION, flock's FILE).
+	// and its first skip operands, which are judged as paths it reads
+	// (timeout's DURATION, flock's FILE). opts: options that take a value
+	// (text, unless roles says otherwise).
 	wrapper bool
 	skip    int
 	opts    string
@@ -73,6 +74,7 @@ const (
 	roleScript                      // the program's own script or pattern (sed -e, grep -e)
 	roleScriptFile                  // a file that holds it (sed -f), read
 	roleValue                       // a value the program's parser reads
+	roleRest                        // (opts) the operands from the first on: a command
 )
 
 var roleNames = map[string]role{
@@ -123,8 +125,8 @@ func init() {
 		"timeout": {wrapper: true, skip: 1, opts: "-s --signal -k --kill-after"},
 		"nice":    {wrapper: true, opts: "-n --adjustment"},
 		"stdbuf":  {wrapper: true, opts: "-i -o -e --input --output --error"},
-		"sudo": {wrapper: true, envArgs: true, opts: "-u -g -h -p -C -U -r -t -D --user --group --host --prompt --chdir",
-			roles: map[string]role{"-D": roleCwd, "--chdir": roleCwd}},
+		"sudo": {wrapper: true, envArgs: true, opts: "-u -g -h -p -C -U -r -t --user --group --host --prompt",
+			roles: optRoles("cwd: -D --chdir")},
 		"doas":    {wrapper: true, envArgs: true, opts: "-u -C"},
 		"ionice":  {wrapper: true, opts: "-c -n -p -t --class --classdata"},
 		"taskset": onCPU, "chrt": onCPU,
@@ -135,8 +137,8 @@ func init() {
 		"ltrace":      {wrapper: true, opts: "-e -o -p -s -u -n -a"},
 		"xvfb-run":    {wrapper: true, opts: "-n -s -f -e -p --server-num --server-args --auth-file --error-file"},
 		"proxychains": proxy, "proxychains4": proxy,
-		"systemd-run": {wrapper: true, envArgs: true, opts: "-p -E -u --unit --property --setenv --working-directory",
-			roles: map[string]role{"--working-directory": roleCwd}},
+		"systemd-run": {wrapper: true, envArgs: true, opts: "-p -E -u --unit --property --setenv",
+			roles: optRoles("cwd: --working-directory")},
 		"runuser": {wrapper: true, envArgs: true, opts: "-u -g -G"},
 		"nsenter": {wrapper: true, opts: "-t --target"},
 		"setsid":  plainWrapper, "nohup": plainWrapper, "builtin": plainWrapper, "unbuffer": plainWrapper,
@@ -148,7 +150,7 @@ func init() {
 		"env":      {parse: (*analyzer).envCmd},
 		"busybox":  busybox, "toybox": busybox,
 		"xargs":  {parse: (*analyzer).xargs},
-		"watch":  {parse: (*analyzer).watch},
+		"watch":  {opts: "-n -d --interval --differences", parse: (*analyzer).watch},
 		"chroot": {parse: (*analyzer).chroot},
 		"su":     su, "script": su,
 		// shells and interpreters
@@ -206,6 +208,20 @@ func init() {
 
 var genericSpec = &cmdSpec{}
 
+func init() {
+	// A spec's opts take a value, which is text.
+	for _, sp := range programs {
+		for _, o := range strings.Fields(sp.opts) {
+			if sp.roles == nil {
+				sp.roles = map[string]role{}
+			}
+			if _, ok := sp.roles[o]; !ok {
+				sp.roles[o] = roleMention
+			}
+		}
+	}
+}
+
 // lookup is the spec of the program base (a spec that says nothing for
 // one the table does not know).
 func lookup(base string) *cmdSpec {
@@ -240,9 +256,16 @@ func (an *analyzer) program(sp *cmdSpec, base string, args []string, stdin strin
 	return an.generic(base, args, stdin)
 }
 
-// wrapped looks through a wrapper to the command it runs.
+// wrapped looks through a wrapper to the command it runs: in the
+// directory its roleCwd option names (sudo -D, systemd-run
+// --working-directory), with the NAME=value words before it (sudo).
 func (an *analyzer) wrapped(sp *cmdSpec, args []string, stdin string) string {
-	rest := skipOpts(args, sp.opts)
+	dir := ""
+	rest := an.opts(args, roleRest, sp.roles, func(_ string, r role, v string) {
+		if r == roleCwd {
+			dir = v
+		}
+	})
 	for i := 0; i < sp.skip && len(rest) > 0; i++ {
 		an.judge(rest[0], roleOperand)
 		rest = rest[1:]
@@ -250,35 +273,22 @@ func (an *analyzer) wrapped(sp *cmdSpec, args []string, stdin string) string {
 	if sp.skip > 0 && len(rest) > 1 && (rest[0] == "-c" || rest[0] == "--command") {
 		return an.script(rest[1], nil) // flock FILE -c COMMAND
 	}
-	// A wrapper that changes the directory first (sudo -D, systemd-run
-	// --working-directory) runs its command there.
-	for j := 0; j < len(args)-len(rest); j++ {
-		k, dir, eq := strings.Cut(args[j], "=")
-		if sp.roles[k] != roleCwd || sp.roles == nil {
-			continue
-		}
-		if !eq {
-			if j+1 >= len(args) {
-				break
-			}
-			dir = args[j+1]
-		}
-		an.judge(dir, roleOperand)
-		return an.sub(func() string {
-			an.setCwd(dir)
-			if len(rest) == 0 {
-				return ""
-			}
-			return an.exec(rest, stdin)
-		})
-	}
 	for sp.envArgs && len(rest) > 0 && strings.Contains(rest[0], "=") && !strings.HasPrefix(rest[0], "-") {
 		k, v, _ := strings.Cut(rest[0], "=")
 		an.varCarries(k, v)
 		rest = rest[1:]
 	}
+	if dir != "" {
+		an.judge(dir, roleOperand)
+	}
 	if len(rest) == 0 {
 		return ""
+	}
+	if dir != "" {
+		return an.sub(func() string {
+			an.setCwd(dir)
+			return an.exec(rest, stdin)
+		})
 	}
 	return an.exec(rest, stdin)
 }
