@@ -21,7 +21,7 @@ const maxEditMatchesListed = 20
 func init() {
 	Register(Tool{Name: "fs-edit", Order: 32, Run: (*Tools).fsEdit, Params: []Param{
 		{Name: "path", Type: String, Desc: "file to edit", Role: PathWrite, Required: true},
-		{Name: "old", Type: String, Desc: "exact text, matching once", Required: true},
+		{Name: "old", Type: String, Desc: "exact text to replace", Required: true},
 		{Name: "new", Type: String, Desc: "replacement text", Role: Content, Required: true},
 	}})
 }

@@ -29,9 +29,9 @@ const (
 
 func init() {
 	Register(Tool{Name: "index-grep", Order: 34, Run: (*Tools).indexGrep, Params: []Param{
-		{Name: "pattern", Type: String, Desc: "Go regular expression", Required: true},
-		{Name: "path", Type: String, Desc: "file or directory (default: the folder)", Role: PathRead},
-		{Name: "glob", Type: String, Desc: "only files matching this glob", Role: Pattern},
+		{Name: "pattern", Type: String, Desc: "Go regexp", Required: true},
+		{Name: "path", Type: String, Desc: "where to search", Role: PathRead},
+		{Name: "glob", Type: String, Desc: "glob filter on paths", Role: Pattern},
 		{Name: "ignore_case", Type: Boolean, Desc: "case-insensitive"},
 	}})
 }

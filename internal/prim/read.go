@@ -35,7 +35,7 @@ func init() {
 	Register(Tool{Name: "fs-read", Order: 30, Run: (*Tools).fsRead, Params: []Param{
 		{Name: "path", Type: String, Desc: "file or directory", Role: PathRead, Required: true},
 		{Name: "offset", Type: Integer, Desc: "first line, from 1"},
-		{Name: "limit", Type: Integer, Desc: "number of lines"},
+		{Name: "limit", Type: Integer, Desc: "lines to read"},
 	}})
 }
 

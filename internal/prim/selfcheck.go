@@ -66,7 +66,7 @@ func init() {
 		{Name: "command", Type: String, Role: Command, Internal: true},
 	}})
 	Register(Tool{Name: "run-tests", Order: 41, Run: (*Tools).runTests, Offered: offered, Params: []Param{
-		{Name: "command", Type: String, Desc: "test command line", Role: Command, Required: true},
+		{Name: "command", Type: String, Desc: "test command", Role: Command, Required: true},
 		timeoutParam,
 	}})
 }

@@ -29,7 +29,7 @@ import (
 func init() {
 	Register(Tool{Name: "fs-write", Order: 31, Run: (*Tools).fsWrite, Params: []Param{
 		{Name: "path", Type: String, Desc: "file to write", Role: PathWrite, Required: true},
-		{Name: "content", Type: String, Desc: "the whole new content", Role: Content, Required: true},
+		{Name: "content", Type: String, Desc: "whole file content", Role: Content, Required: true},
 	}})
 }
 

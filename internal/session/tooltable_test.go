@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/provider"
@@ -219,6 +220,29 @@ func TestAProjectChangesWhatAResumedRunSays(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("override %v: the model read %q, want %q", override, got, want)
+		}
+	}
+}
+
+// TestLeanFirstRequestIsSmall in a git work tree, where git-status and
+// git-diff are offered too: the parameters' descriptions keep the lean
+// first request under 1,000 tokens (chars/4) there as well.
+func TestLeanFirstRequestInAGitWorkTreeIsSmall(t *testing.T) {
+	for _, tc := range []struct{ sandbox, copy bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		opts := baseOpts(t)
+		opts.Sandbox, opts.Profile = tc.sandbox, "lean"
+		gitInit(t, opts.Folder)
+		if tc.copy {
+			opts.ConfigSeam = config.Seam{Mode: "working_copy"}
+		}
+		req := runSession(t, opts, "> reply\ndone\n").model.Requests()[0]
+		chars := len(req.System)
+		for _, tool := range req.Tools {
+			chars += len(tool.Name) + len(tool.Description) + len(mustJSON(t, tool.Parameters))
+		}
+		t.Logf("%+v: %d chars, ~%d tokens, %d tools", tc, chars, chars/4, len(req.Tools))
+		if chars/4 > 1000 || !slices.ContainsFunc(req.Tools, func(tl provider.Tool) bool { return tl.Name == "git-diff" }) {
+			t.Errorf("%+v: the lean first request is %d tokens with %d tools", tc, chars/4, len(req.Tools))
 		}
 	}
 }
