@@ -705,7 +705,8 @@ func (an *analyzer) dd(base string, args []string, stdin string) string {
 	return markUnknown
 }
 
-// envCmd looks through env: its options, assignments and the command.
+// envCmd looks through env: its options (-S splits a command line), its
+// assignments and the command.
 func (an *analyzer) envCmd(base string, args []string, stdin string) string {
 	saved := an.vars
 	an.vars = make(map[string]expand.Variable, len(saved))
@@ -713,46 +714,32 @@ func (an *analyzer) envCmd(base string, args []string, stdin string) string {
 		an.vars[k] = v
 	}
 	defer func() { an.vars = saved }()
-	i := 0
-	for i < len(args) {
-		a := args[i]
-		switch {
-		case a == "-S" || a == "--split-string":
-			if i+1 < len(args) {
-				rest := strings.Fields(args[i+1])
-				return an.envCmd(base, append(rest, args[i+2:]...), stdin)
-			}
-			return ""
-		case strings.HasPrefix(a, "-S"):
-			return an.envCmd(base, append(strings.Fields(a[2:]), args[i+1:]...), stdin)
-		case strings.HasPrefix(a, "--split-string="):
-			return an.envCmd(base, append(strings.Fields(strings.TrimPrefix(a, "--split-string=")), args[i+1:]...), stdin)
-		case a == "-u" || a == "--unset" || a == "-C" || a == "--chdir":
-			if i+1 < len(args) && (a == "-C" || a == "--chdir") {
-				an.judge(args[i+1], roleOperand)
-				an.setCwd(args[i+1])
-			}
-			i += 2
-			continue
-		case a == "--":
-			i++
-			continue
-		case strings.HasPrefix(a, "-"):
-			i++
-			continue
-		case strings.Contains(a, "="):
-			k, v, _ := strings.Cut(a, "=")
+	split := ""
+	rest := an.opts(args, roleRest, lookup(base).roles, func(_ string, r role, v string) {
+		switch r {
+		case roleValue:
+			split = v
+		case roleCwd:
+			an.judge(v, roleOperand)
+			an.setCwd(v)
+		}
+	})
+	if split != "" {
+		return an.envCmd(base, append(strings.Fields(split), rest...), stdin)
+	}
+	for ; len(rest) > 0 && (rest[0] == "-" || strings.Contains(rest[0], "=")); rest = rest[1:] {
+		if k, v, ok := strings.Cut(rest[0], "="); ok {
 			an.setVar(k, v)
 			an.varCarries(k, v)
-			i++
-			continue
 		}
-		break
 	}
-	if i >= len(args) {
+	if len(rest) == 0 {
 		return ""
 	}
-	return an.exec(args[i:], stdin)
+	if strings.HasPrefix(rest[0], "-") {
+		return an.envCmd(base, rest, stdin) // an option after the assignments
+	}
+	return an.exec(rest, stdin)
 }
 
 // shell judges sh/bash: -c script, a script file, or the script on its
@@ -852,44 +839,17 @@ var shebangShell = regexp.MustCompile(`^#!\s*\S*/(?:env\s+)?(?:ba|da|z|k|a|mk)?s
 // xargs hands its input's words to the command it runs.
 func (an *analyzer) xargs(base string, args []string, stdin string) string {
 	repl := ""
-	i := 0
-	for i < len(args) {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") {
-			break
+	cmd := an.opts(args, roleRest, lookup(base).roles, func(opt string, r role, v string) {
+		switch r {
+		case roleValue: // -I, --replace
+			repl = v
+		case roleOperand: // -a, --arg-file
+			stdin = an.readFile(v)
 		}
-		switch {
-		case a == "-I" || a == "--replace":
-			if i+1 < len(args) {
-				repl = args[i+1]
-			}
-			i += 2
-			continue
-		case strings.HasPrefix(a, "-I"):
-			repl = a[2:]
-		case a == "-i" || strings.HasPrefix(a, "--replace="):
-			repl = "{}"
-			if v, ok := strings.CutPrefix(a, "--replace="); ok {
-				repl = v
-			}
-		case a == "-a" || a == "--arg-file":
-			if i+1 < len(args) {
-				an.judge(args[i+1], roleOperand)
-				stdin = an.readFile(args[i+1])
-			}
-			i += 2
-			continue
-		case a == "-n" || a == "-L" || a == "-P" || a == "-s" || a == "-d" || a == "-E" || a == "-e" || a == "--max-args" || a == "--delimiter" || a == "--max-procs":
-			i += 2
-			continue
-		case a == "--":
-			i++
-			goto done
-		}
-		i++
+	})
+	if repl == "" && slices.Contains(args[:len(args)-len(cmd)], "-i") {
+		repl = "{}"
 	}
-done:
-	cmd := args[i:]
 	if len(cmd) == 0 {
 		cmd = []string{"echo"}
 	}
