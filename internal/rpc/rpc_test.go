@@ -1,0 +1,334 @@
+package rpc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	if sock := os.Getenv("RPC_TEST_DIAL"); sock != "" {
+		// The peer of another uid (TestAPeerOfAnotherUIDIsRefused): connect,
+		// send a request, print the first line the server sends.
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			os.Stdout.WriteString("dial: " + err.Error() + "\n")
+			os.Exit(0)
+		}
+		c.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"hi"}}` + "\n"))
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		os.Stdout.WriteString(line)
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+type echoParams struct {
+	Text  string `json:"text"`
+	Times int    `json:"times"`
+}
+
+// serve starts a server with test methods on a socket in a fresh
+// directory and returns its path.
+func serve(t *testing.T, extra map[string]Handler) (string, *Server) {
+	t.Helper()
+	methods := map[string]Handler{
+		"echo": func(ctx context.Context, call *Call) (any, error) {
+			var p echoParams
+			if err := DecodeParams(call.Params, &p, "text", "times"); err != nil {
+				return nil, err
+			}
+			if p.Text == "" {
+				return nil, Required("text", "text", "times")
+			}
+			return map[string]any{"text": strings.Repeat(p.Text, max(p.Times, 1)), "uid": call.Peer.UID}, nil
+		},
+		"count": func(ctx context.Context, call *Call) (any, error) {
+			for i := range 3 {
+				if err := call.Notify("tick", map[string]int{"n": i}); err != nil {
+					return nil, err
+				}
+			}
+			return "done", nil
+		},
+		"wait": func(ctx context.Context, call *Call) (any, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+		"boom": func(ctx context.Context, call *Call) (any, error) {
+			var m map[string]int
+			m["x"] = 1 // a bug in a handler
+			return nil, nil
+		},
+	}
+	for k, v := range extra {
+		methods[k] = v
+	}
+	dir := filepath.Join(t.TempDir(), "nodwyn")
+	path := filepath.Join(dir, "daemon.sock")
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(methods)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	t.Cleanup(func() {
+		s.Close()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return path, s
+}
+
+func dial(t *testing.T, path string, onNotify func(string, json.RawMessage)) *Client {
+	t.Helper()
+	c, err := Dial(context.Background(), path, onNotify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestCallsAndErrors(t *testing.T) {
+	path, _ := serve(t, nil)
+	c := dial(t, path, nil)
+	ctx := context.Background()
+	var res struct {
+		Text string
+		UID  int
+	}
+	if err := c.Call(ctx, "echo", map[string]any{"text": "ab", "times": 2}, &res); err != nil || res.Text != "abab" || res.UID != os.Getuid() {
+		t.Fatalf("echo: %+v %v", res, err)
+	}
+	cases := []struct {
+		method string
+		params any
+		code   int
+		says   string
+	}{
+		{"nope", nil, CodeMethodNotFound, "no method nope"},
+		{"echo", map[string]any{"text": "a", "colour": "red"}, CodeInvalidParams, "unknown parameter colour"},
+		{"echo", map[string]any{"text": 3}, CodeInvalidParams, "parameter text: number is not a string"},
+		{"echo", []string{"a"}, CodeInvalidParams, "params must be an object"},
+		{"echo", map[string]any{}, CodeInvalidParams, "missing parameter text"},
+		{"boom", nil, CodeInternalError, "boom: internal error"},
+	}
+	for _, k := range cases {
+		err := c.Call(ctx, k.method, k.params, nil)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != k.code || !strings.Contains(e.Message, k.says) || e.Data["fix"] == nil {
+			t.Errorf("%s %v: got %v (%+v), want code %d saying %q with a fix", k.method, k.params, err, e, k.code, k.says)
+		}
+	}
+	if err := c.Call(ctx, "echo", map[string]any{"text": "a", "colour": "red"}, nil); err != nil {
+		var e *Error
+		errors.As(err, &e)
+		if known, _ := e.Data["known"].([]any); len(known) != 2 || e.Data["param"] != "colour" {
+			t.Errorf("the data does not name the parameter and the known ones: %+v", e.Data)
+		}
+	}
+	// After a panic and every error the connection still serves.
+	if err := c.Call(ctx, "echo", map[string]any{"text": "x"}, &res); err != nil || res.Text != "x" {
+		t.Errorf("after the errors: %+v %v", res, err)
+	}
+}
+
+// Lines that are not JSON-RPC get errors with id null, and the connection
+// goes on.
+func TestMalformedLines(t *testing.T) {
+	path, _ := serve(t, nil)
+	nc, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	r := bufio.NewReader(nc)
+	for _, k := range []struct{ send, want string }{
+		{"this is not json", `"code":-32700`},
+		{`{"id":1,"method":"echo"}`, `"code":-32600`},
+		{`{"jsonrpc":"2.0","id":7,"method":"echo","params":{"text":"ok"}}`, `"id":7,"result":{"text":"ok"`},
+	} {
+		nc.Write([]byte(k.send + "\n"))
+		line, err := r.ReadString('\n')
+		if err != nil || !strings.Contains(line, k.want) {
+			t.Errorf("%s: got %q %v, want %s", k.send, line, err, k.want)
+		}
+	}
+	// A notification (no id) is run and not answered; a line longer than
+	// MaxMessage ends the connection with a parse error.
+	nc.Write([]byte(`{"jsonrpc":"2.0","method":"echo","params":{"text":"n"}}` + "\n"))
+	nc.Write([]byte(`{"jsonrpc":"2.0","id":8,"method":"echo","params":{"text":"after"}}` + "\n"))
+	if line, _ := r.ReadString('\n'); !strings.Contains(line, `"id":8`) {
+		t.Errorf("after a notification: %q", line)
+	}
+	big := make([]byte, MaxMessage+10)
+	for i := range big {
+		big[i] = 'x'
+	}
+	nc.Write(append(big, '\n'))
+	if line, _ := r.ReadString('\n'); !strings.Contains(line, "longer than") {
+		t.Errorf("an overlong line: %q", line)
+	}
+	if _, err := r.ReadString('\n'); err == nil {
+		t.Error("the connection went on after an overlong line")
+	}
+}
+
+// Notifications come on the caller's connection, in order, before the
+// response; concurrent calls on one connection all get their answers.
+func TestNotificationsAndConcurrentCalls(t *testing.T) {
+	path, _ := serve(t, nil)
+	var mu sync.Mutex
+	var got []string
+	c := dial(t, path, func(method string, params json.RawMessage) {
+		mu.Lock()
+		got = append(got, method+string(params))
+		mu.Unlock()
+	})
+	var res string
+	if err := c.Call(context.Background(), "count", nil, &res); err != nil || res != "done" {
+		t.Fatal(res, err)
+	}
+	mu.Lock()
+	if strings.Join(got, " ") != `tick{"n":0} tick{"n":1} tick{"n":2}` {
+		t.Errorf("notifications: %q", got)
+	}
+	mu.Unlock()
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r struct{ Text string }
+			want := strings.Repeat("z", i+1)
+			if err := c.Call(context.Background(), "echo", map[string]any{"text": "z", "times": i + 1}, &r); err != nil || r.Text != want {
+				t.Errorf("call %d: %q %v", i, r.Text, err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// A handler waiting on its connection ends when the peer goes; Close ends
+// the rest and returns once they have (goleak checks nothing is left).
+func TestDisconnectEndsHandlers(t *testing.T) {
+	path, s := serve(t, nil)
+	c := dial(t, path, nil)
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(context.Background(), "wait", nil, nil) }()
+	time.Sleep(50 * time.Millisecond)
+	c.Close()
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Errorf("the call on a closed client: %v", err)
+	}
+	c2 := dial(t, path, nil)
+	go func() { errc <- c2.Call(context.Background(), "wait", nil, nil) }()
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	if err := <-errc; err == nil {
+		t.Error("a waiting call survived Close")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := c2.Call(ctx, "echo", map[string]any{"text": "x"}, nil); err == nil {
+		t.Error("a call after Close worked")
+	}
+}
+
+func TestListen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run", "nodwyn")
+	path := filepath.Join(dir, "daemon.sock")
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{dir: 0o700, path: 0o600} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v %v, want %04o", p, fi.Mode().Perm(), err, want)
+		}
+	}
+	s := NewServer(map[string]Handler{})
+	go s.Serve(ln)
+	if _, err := Listen(path); !errors.Is(err, ErrInUse) {
+		t.Errorf("a second daemon on a live socket: %v", err)
+	}
+	s.Close()
+	// What a daemon that died leaves is taken over.
+	dead, err := net.Listen("unix", path+".dead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead.(*net.UnixListener).SetUnlinkOnClose(false)
+	dead.Close()
+	ln2, err := Listen(path + ".dead")
+	if err != nil {
+		t.Fatalf("over a stale socket: %v", err)
+	}
+	ln2.Close()
+	// Not a socket, or a directory open to others: refused, naming the fix.
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o600)
+	if _, err := Listen(filepath.Join(dir, "file")); err == nil || !strings.Contains(err.Error(), "not a socket") {
+		t.Errorf("over a file: %v", err)
+	}
+	open := filepath.Join(t.TempDir(), "open")
+	os.Mkdir(open, 0o777)
+	os.Chmod(open, 0o777)
+	if _, err := Listen(filepath.Join(open, "s.sock")); err == nil || !strings.Contains(err.Error(), "chmod 700") {
+		t.Errorf("in a directory open to others: %v", err)
+	}
+}
+
+// A peer of another uid is refused by SO_PEERCRED even when the socket's
+// modes would let it connect; the daemon's own user is served (the tests
+// above).
+func TestAPeerOfAnotherUIDIsRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root, to run a peer as nobody (setpriv); CI runs as root")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("needs setpriv (util-linux) to run a peer as another uid")
+	}
+	path, _ := serve(t, nil)
+	// Open the way for the filesystem: only the credentials check stands.
+	for p := filepath.Dir(path); p != "/" && p != filepath.Dir(os.TempDir()); p = filepath.Dir(p) {
+		os.Chmod(p, 0o755)
+	}
+	os.Chmod(path, 0o666)
+	exe := filepath.Join(t.TempDir(), "peer")
+	os.Chmod(filepath.Dir(exe), 0o755)
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", exe)
+	cmd.Env = []string{"RPC_TEST_DIAL=" + path}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the peer: %v\n%s", err, out)
+	}
+	if strings.HasPrefix(string(out), "dial:") {
+		t.Skipf("nobody cannot reach the socket here (%s); the credentials check is not what stopped it", out)
+	}
+	if !strings.Contains(string(out), `"code":-32003`) || !strings.Contains(string(out), "uid 65534") || strings.Contains(string(out), `"result"`) {
+		t.Errorf("a peer of uid 65534 got %q; want a refusal naming its uid", out)
+	}
+}
