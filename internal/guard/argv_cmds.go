@@ -1097,6 +1097,14 @@ func (an *analyzer) namesOnly(base string, args []string, stdin string) string {
 	return out.String()
 }
 
+// The options of git's subcommands: those that run a command or set a
+// configuration value, and what a local clone's source is not.
+var (
+	gitRoles      = optRoles("run: --upload-pack --receive-pack --exec", "value: -c --config")
+	gitFetchRoles = optRoles("run: --upload-pack --receive-pack --exec -u", "value: -c --config",
+		"text: -b --branch -o --origin --depth --reference -j --jobs --template --separate-git-dir --filter")
+)
+
 // gitCommandKeys are git configuration keys whose value is a command (or a
 // path whose content runs).
 var gitCommandKeys = regexp.MustCompile(`(?i)^(core\.(fsmonitor|pager|sshcommand|editor|askpass|hookspath|gitproxy|worktree)|diff\..*\.(command|textconv)|diff\.external|merge\..*\.driver|filter\..*\.(clean|smudge|process)|sequence\.editor|credential\..*helper|credential\.helper|uploadpack\.packobjectshook|pager\..*|alias\..*|gpg\.program|gpg\..*\.program|protocol\..*|remote\..*\.(uploadpack|receivepack|proxy)|url\..*|http\..*\.(sslcert|sslkey|cookiefile)|http\.(sslcert|sslkey|cookiefile)|include\.path|includeif\..*)$`)
@@ -1106,61 +1114,38 @@ var gitCommandKeys = regexp.MustCompile(`(?i)^(core\.(fsmonitor|pager|sshcommand
 func (an *analyzer) git(base string, args []string, stdin string) string {
 	saved, savedOK := an.cwd, an.cwdOK
 	defer func() { an.cwd, an.cwdOK = saved, savedOK }()
-	i := 0
-	for i < len(args) && strings.HasPrefix(args[i], "-") {
-		a := args[i]
+	rest := an.opts(args, roleRest, lookup(base).roles, func(opt string, r role, v string) {
 		switch {
-		case a == "-C" && i+1 < len(args):
-			an.judge(args[i+1], roleOperand)
-			an.setCwd(args[i+1])
-			i += 2
-			continue
-		case a == "-c" && i+1 < len(args):
-			an.gitConfig(args[i+1])
-			i += 2
-			continue
-		case a == "--git-dir" || a == "--work-tree" || a == "--exec-path" || a == "--namespace" || a == "--config-env":
-			if i+1 < len(args) {
-				an.judge(args[i+1], roleRecursive)
-			}
-			i += 2
-			continue
-		case strings.HasPrefix(a, "--git-dir=") || strings.HasPrefix(a, "--work-tree=") || strings.HasPrefix(a, "--exec-path="):
-			_, v, _ := strings.Cut(a, "=")
-			an.judge(v, roleRecursive)
-		case strings.HasPrefix(a, "--config-env="):
+		case r == roleCwd:
+			an.judge(v, roleOperand)
+			an.setCwd(v)
+		case opt == "-c":
+			an.gitConfig(v)
+		case r == roleValue: // --config-env: a value from the environment
 			an.uncertain = true
 		}
-		i++
-	}
-	if i >= len(args) {
+	})
+	if len(rest) == 0 {
 		return ""
 	}
-	sub, rest := args[i], args[i+1:]
+	sub, rest := rest[0], rest[1:]
 	if len(an.progs) < 256 {
 		an.progs = append(an.progs, "git "+sub)
 	}
-	for j := 0; j < len(rest); j++ {
-		a := rest[j]
-		switch {
-		case a == "--upload-pack" || a == "-u" && (sub == "fetch" || sub == "clone" || sub == "pull" || sub == "ls-remote") || a == "--receive-pack" || a == "--exec":
-			if j+1 < len(rest) {
-				an.script(rest[j+1], nil)
-				j++
-			}
-		case strings.HasPrefix(a, "--upload-pack=") || strings.HasPrefix(a, "--receive-pack=") || strings.HasPrefix(a, "--exec="):
-			_, v, _ := strings.Cut(a, "=")
-			an.script(v, nil)
-		case a == "-c" || a == "--config":
-			if j+1 < len(rest) {
-				an.gitConfig(rest[j+1])
-				j++
-			}
-		case strings.HasPrefix(a, "--config="):
-			an.gitConfig(strings.TrimPrefix(a, "--config="))
-		case strings.HasPrefix(a, "ext::"):
-			an.script(strings.ReplaceAll(strings.TrimPrefix(a, "ext::"), "% ", " "), nil)
-		case strings.HasPrefix(a, "fd::"):
+	roles := gitRoles
+	switch sub {
+	case "fetch", "clone", "pull", "ls-remote":
+		roles = gitFetchRoles
+	}
+	plain := an.opts(rest, roleNone, roles, func(_ string, r role, v string) {
+		if r == roleValue {
+			an.gitConfig(v)
+		}
+	})
+	for _, a := range plain {
+		if c, ok := strings.CutPrefix(a, "ext::"); ok {
+			an.script(strings.ReplaceAll(c, "% ", " "), nil)
+		} else if strings.HasPrefix(a, "fd::") {
 			an.uncertain = true
 		}
 	}
@@ -1190,8 +1175,8 @@ func (an *analyzer) git(base string, args []string, stdin string) string {
 		an.find(Confirm, "git "+sub+" reaches a remote repository over the network; a person is asked")
 		if sub == "clone" {
 			// A local clone copies the whole repository it names.
-			if src := dropOpts(rest, "-b --branch -o --origin -c --config --depth --reference -j --jobs --template --separate-git-dir --filter -u --upload-pack"); len(src) > 0 && !strings.Contains(src[0], "://") && !strings.Contains(src[0], "@") {
-				an.judge(src[0], roleRecursive)
+			if len(plain) > 0 && !strings.Contains(plain[0], "://") && !strings.Contains(plain[0], "@") {
+				an.judge(plain[0], roleRecursive)
 			}
 		}
 	case "commit", "tag":
@@ -1875,27 +1860,6 @@ func (an *analyzer) gitTopDir(dir string) string {
 			return ""
 		}
 	}
-}
-
-// dropOpts removes options, and the values of those listed.
-func dropOpts(args []string, valueOpts string) []string {
-	vo := map[string]bool{}
-	for _, o := range strings.Fields(valueOpts) {
-		vo[o] = true
-	}
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if vo[a] {
-			i++
-			continue
-		}
-		if strings.HasPrefix(a, "-") {
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
 }
 
 // tarBundle is tar's old-style first word (xzf, cvf, tf).

@@ -187,8 +187,9 @@ func init() {
 		"touch": touches, "mkdir": touches, "rmdir": touches, "truncate": touches, "chmod": touches,
 		"chown": touches, "unlink": touches,
 		"ln": linker, "mount": linker, "bindfs": linker,
-		"dd":  {parse: (*analyzer).dd},
-		"git": {parse: (*analyzer).git},
+		"dd": {parse: (*analyzer).dd},
+		"git": {parse: (*analyzer).git, roles: optRoles("cwd: -C", "value: -c --config-env",
+			"tree: --git-dir --work-tree --exec-path --namespace")},
 		// what destroys a disk
 		"mke2fs": destroyer, "wipefs": destroyer, "fdisk": destroyer, "sfdisk": destroyer, "parted": destroyer,
 		"shred": destroyer,
