@@ -489,7 +489,7 @@ func indexOf(args []string, s string) int {
 
 // write records a path the line writes.
 func (an *analyzer) write(p string) {
-	if p == "" || strings.Contains(p, markUnknown) || an.denyOnly > 0 {
+	if p == "" || p == "-" || strings.Contains(p, markUnknown) || an.denyOnly > 0 {
 		return
 	}
 	if !filepath.IsAbs(p) {
@@ -1252,73 +1252,58 @@ func (an *analyzer) gitConfig(kv string) {
 	}
 }
 
-// tar judges tar's command-carrying options and its operands as recursive.
+// The roles of tar's options: extracting or listing, the archive is read
+// and -C is where the members are written (the other words are member
+// names); creating, the archive is written and what it takes is read
+// whole.
+var (
+	tarRun          = "run: --to-command --use-compress-program -I --info-script --new-volume-script -F --rsh-command --rmt-command"
+	tarExtractRoles = optRoles(tarRun, "value: --checkpoint-action", "write: -C --directory", "read: -f --file", "text: --exclude")
+	tarCreateRoles  = optRoles(tarRun, "value: --checkpoint-action -T --files-from", "write: -f --file")
+)
+
+// tar judges tar by its options' roles, in old-style bundles (czf) and
+// clusters (-xzf) too.
 func (an *analyzer) tar(base string, args []string, stdin string) string {
-	cmdOpts := map[string]bool{"--to-command": true, "--use-compress-program": true, "-I": true, "--info-script": true,
-		"--new-volume-script": true, "-F": true, "--rsh-command": true, "--rmt-command": true, "--checkpoint-action": true}
-	for j := 0; j < len(args); j++ {
-		a := args[j]
-		if cmdOpts[a] && j+1 < len(args) {
-			an.tarCommand(a, args[j+1])
-			j++
-			continue
-		}
-		if k, v, ok := strings.Cut(a, "="); ok && cmdOpts[k] {
-			an.tarCommand(k, v)
-		}
-	}
+	roles, ro := tarCreateRoles, roleRecursive
 	if tarExtracts(args) {
-		// Extracting or listing: the archive is read, -C is where the
-		// members are written, and the other words are member names.
-		for j := 0; j < len(args); j++ {
-			a := args[j]
-			next := func() string {
-				if j+1 < len(args) {
-					j++
-					return args[j]
-				}
-				return ""
-			}
-			switch {
-			case a == "-C" || a == "--directory":
-				d := next()
-				an.judge(d, roleWrite)
-				an.write(d)
-			case strings.HasPrefix(a, "--directory="):
-				d := strings.TrimPrefix(a, "--directory=")
-				an.judge(d, roleWrite)
-				an.write(d)
-			case a == "-f" || a == "--file":
-				an.judge(next(), roleOperand)
-			case strings.HasPrefix(a, "--file="):
-				an.judge(strings.TrimPrefix(a, "--file="), roleOperand)
-			case strings.HasPrefix(a, "--"):
-				if k, v, ok := strings.Cut(a, "="); ok && k != "--exclude" && k != "--wildcards" {
-					an.judge(v, roleOperand)
-				}
-			case strings.HasPrefix(a, "-") || (j == 0 && tarBundle.MatchString(a)):
-				if strings.Contains(a, "f") {
-					an.judge(next(), roleOperand)
-				}
-			default:
-				an.judge(a, roleMention)
-			}
-		}
-		return markUnknown
+		roles, ro = tarExtractRoles, roleMention
 	}
-	an.operands(args, roleRecursive)
+	var words []string
 	for j, a := range args {
-		if (a == "-f" || a == "--file") && j+1 < len(args) {
-			an.write(args[j+1])
+		if j == 0 && tarBundle.MatchString(a) {
+			a = "-" + a
 		}
-		if (a == "-T" || a == "--files-from") && j+1 < len(args) {
-			an.listFile(args[j+1], stdin)
-		}
-		if v, ok := strings.CutPrefix(a, "--files-from="); ok {
+		words = append(words, splitCluster(a, roles)...)
+	}
+	an.opts(words, ro, roles, func(opt string, _ role, v string) {
+		switch opt {
+		case "--checkpoint-action":
+			if c, ok := strings.CutPrefix(v, "exec="); ok {
+				an.script(c, nil)
+			}
+		case "-T", "--files-from":
 			an.listFile(v, stdin)
 		}
-	}
+	})
 	return markUnknown
+}
+
+// splitCluster splits a cluster of short options (-xzf) into one word
+// each; what follows one that takes a value is its value (-fx.tar).
+func splitCluster(a string, roles map[string]role) []string {
+	if _, ok := roles[a]; ok || len(a) <= 2 || a[0] != '-' || a[1] == '-' {
+		return []string{a}
+	}
+	var out []string
+	for i := 1; i < len(a); i++ {
+		o := "-" + a[i:i+1]
+		if _, ok := roles[o]; ok && i+1 < len(a) {
+			return append(out, o, a[i+1:])
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // listFile judges every line of a file that lists the paths a program
@@ -1333,16 +1318,6 @@ func (an *analyzer) listFile(name, stdin string) {
 			an.judge(l, roleRecursive)
 		}
 	}
-}
-
-func (an *analyzer) tarCommand(opt, v string) {
-	if opt == "--checkpoint-action" {
-		if c, ok := strings.CutPrefix(v, "exec="); ok {
-			an.script(c, nil)
-		}
-		return
-	}
-	an.script(v, nil)
 }
 
 var sedExec = regexp.MustCompile(`(?:^|[;\n{}])\s*(?:[0-9$]+|/[^/]*/)?(?:,\s*(?:[0-9$]+|/[^/]*/))?\s*e(?:\s+([^;\n}]*))?`)
