@@ -1660,28 +1660,32 @@ func (an *analyzer) network(base string, args []string, stdin string) string {
 	return markUnknown
 }
 
+// secretPrinters are programs that print what a protected directory or a
+// running credential daemon holds without naming it: when their words (not
+// options) hold one of seqs in a row (none: always) and, with opts, one of
+// these options (a trailing * a prefix). The floor's file rules do not
+// cover a running agent, which hands out what it holds to whoever asks on
+// its socket.
+var secretPrinters = map[string]struct{ seqs, opts, what string }{
+	"gpg":               {opts: "--export-secret-* --export-ssh-key", what: "the secret keys in ~/.gnupg"},
+	"gpg2":              {opts: "--export-secret-* --export-ssh-key", what: "the secret keys in ~/.gnupg"},
+	"ssh-add":           {what: "the keys the running ssh-agent holds"},
+	"gpg-connect-agent": {what: "the secret keys the running gpg-agent holds"},
+	"git":               {seqs: "credential fill", what: "the passwords and tokens git's credential helper keeps"},
+	"secret-tool":       {seqs: "lookup, search", what: "the secrets the desktop keyring holds"},
+	"security":          {seqs: "find-generic-password, find-internet-password", opts: "-w -g", what: "the passwords the keychain holds"},
+	"keyctl":            {seqs: "print, read, pipe", what: "the secrets the kernel keyring holds"},
+	"aws":               {seqs: "configure get, configure export-credentials", what: "the keys in ~/.aws"},
+	"kubectl":           {seqs: "config view", opts: "--raw --raw=* --flatten", what: "the cluster credentials in ~/.kube"},
+	"oc":                {seqs: "config view", opts: "--raw --raw=* --flatten", what: "the cluster credentials in ~/.kube"},
+	"gcloud":            {seqs: "print-access-token, print-identity-token, config config-helper", what: "an access token made from the credentials in ~/.config/gcloud"},
+	"az":                {seqs: "get-access-token", what: "an access token made from the credentials in ~/.azure"},
+}
+
 // credentialPrinter reports what a command prints from a protected
-// directory without naming it: the secret keys in ~/.gnupg, the keys in
-// ~/.aws, the cluster credentials in ~/.kube, a cloud CLI's access token.
+// directory without naming it (secretPrinters), or from another process's
+// environment or memory.
 func credentialPrinter(base string, args []string) string {
-	words := func() []string {
-		var w []string
-		for _, a := range args {
-			if !strings.HasPrefix(a, "-") {
-				w = append(w, a)
-			}
-		}
-		return w
-	}
-	seq := func(want ...string) bool {
-		w := words()
-		for i := 0; i+len(want) <= len(w); i++ {
-			if slices.Equal(w[i:i+len(want)], want) {
-				return true
-			}
-		}
-		return false
-	}
 	switch base {
 	case "ps":
 		// BSD-style e (ps e, ps auxe, ps eww) prints every process's
@@ -1699,51 +1703,31 @@ func credentialPrinter(base string, args []string) string {
 				return "another process's memory and environment (/proc/*/mem, /proc/*/environ)"
 			}
 		}
-	case "gpg", "gpg2":
-		for _, a := range args {
-			if strings.HasPrefix(a, "--export-secret-") || a == "--export-ssh-key" {
-				return "the secret keys in ~/.gnupg"
-			}
+	}
+	sp, ok := secretPrinters[base]
+	if !ok {
+		return ""
+	}
+	var words []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			words = append(words, a)
 		}
-	// Credential daemons: the kernel floor's file rules do not cover a
-	// running agent, which hands out what it holds to whoever asks on
-	// its socket.
-	case "ssh-add":
-		return "the keys the running ssh-agent holds"
-	case "gpg-connect-agent":
-		return "the secret keys the running gpg-agent holds"
-	case "git":
-		if seq("credential", "fill") {
-			return "the passwords and tokens git's credential helper keeps"
+	}
+	seq := sp.seqs == ""
+	for _, want := range strings.Split(sp.seqs, ", ") {
+		w := strings.Fields(want)
+		for i := 0; !seq && w != nil && i+len(w) <= len(words); i++ {
+			seq = slices.Equal(words[i:i+len(w)], w)
 		}
-	case "secret-tool":
-		if seq("lookup") || seq("search") {
-			return "the secrets the desktop keyring holds"
-		}
-	case "security":
-		if (seq("find-generic-password") || seq("find-internet-password")) && hasAny(args, "-w", "-g") {
-			return "the passwords the keychain holds"
-		}
-	case "keyctl":
-		if seq("print") || seq("read") || seq("pipe") {
-			return "the secrets the kernel keyring holds"
-		}
-	case "aws":
-		if seq("configure", "get") || seq("configure", "export-credentials") {
-			return "the keys in ~/.aws"
-		}
-	case "kubectl", "oc":
-		if seq("config", "view") && (hasAny(args, "--raw", "--flatten") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--raw=") })) {
-			return "the cluster credentials in ~/.kube"
-		}
-	case "gcloud":
-		if seq("print-access-token") || seq("print-identity-token") || seq("config", "config-helper") {
-			return "an access token made from the credentials in ~/.config/gcloud"
-		}
-	case "az":
-		if seq("get-access-token") {
-			return "an access token made from the credentials in ~/.azure"
-		}
+	}
+	opt := sp.opts == ""
+	for _, o := range strings.Fields(sp.opts) {
+		p, prefix := strings.CutSuffix(o, "*")
+		opt = opt || slices.ContainsFunc(args, func(a string) bool { return a == o || prefix && strings.HasPrefix(a, p) })
+	}
+	if seq && opt {
+		return sp.what
 	}
 	return ""
 }

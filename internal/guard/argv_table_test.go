@@ -56,3 +56,33 @@ func TestTheBuiltinsAreNotInTheTable(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretPrinters(t *testing.T) {
+	for line, want := range map[string]bool{
+		"kubectl config view --raw":                 true,
+		"kubectl config view --raw=true":            true,
+		"oc config view --flatten":                  true,
+		"kubectl config view":                       false,
+		"gcloud config config-helper --format=json": true,
+		"gcloud config list":                        false,
+		"az account get-access-token":               true,
+		"security find-internet-password -s x -g":   true,
+		"security find-generic-password -s x":       false,
+		"aws configure get region":                  true,
+		"aws s3 ls":                                 false,
+		"gpg --export-secret-keys":                  true,
+		"gpg --list-keys":                           false,
+		"ssh-add -l":                                true,
+		"git credential fill":                       true,
+		"git credential-cache exit":                 false,
+		"ps eww":                                    true,
+		"ps aux":                                    false,
+		"gcore 1234":                                true,
+		"gdb ./app":                                 false,
+	} {
+		f := strings.Fields(line)
+		if got := credentialPrinter(f[0], f[1:]) != ""; got != want {
+			t.Errorf("%q: %v, want %v", line, got, want)
+		}
+	}
+}
