@@ -442,20 +442,10 @@ func (an *analyzer) unhex(base string, args []string, stdin string) string {
 	return markBuilt
 }
 
-// hasRemote reports whether an rsync operand names another host.
-func hasRemote(args []string) bool {
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			continue
-		}
-		if strings.HasPrefix(a, "rsync://") {
-			return true
-		}
-		if i := strings.Index(a, ":"); i > 0 && !strings.Contains(a[:i], "/") {
-			return true
-		}
-	}
-	return false
+// remote reports whether an scp or rsync operand names another host.
+func remote(a string) bool {
+	i := strings.Index(a, ":")
+	return !strings.HasPrefix(a, "-") && (strings.HasPrefix(a, "rsync://") || i > 0 && !strings.Contains(a[:i], "/"))
 }
 
 func isHarmlessDev(v string) bool {
@@ -659,7 +649,7 @@ func (an *analyzer) su(base string, args []string, stdin string) string {
 
 // rsync to or from another host is a network tool, otherwise a copy.
 func (an *analyzer) rsync(base string, args []string, stdin string) string {
-	if hasRemote(args) {
+	if slices.ContainsFunc(args, remote) {
 		an.find(Confirm, "rsync reaches the network; a person is asked, since what it sends leaves the machine")
 		return an.network(base, args, stdin)
 	}
@@ -1204,25 +1194,12 @@ func (an *analyzer) git(base string, args []string, stdin string) string {
 			}
 		}
 		if sub == "grep" {
-			an.operands(dropFirstPlain(rest), roleOperand)
-			return markUnknown
+			return an.grep("grep", rest, stdin)
 		}
 	case "status", "add", "rm", "mv", "checkout", "restore", "switch", "reset", "branch", "rev-parse", "merge", "rebase", "cherry-pick", "init", "apply", "bisect", "worktree", "describe", "shortlog", "am", "clean", "notes":
 	}
 	an.operands(rest, roleOperand)
 	return markUnknown
-}
-
-func dropFirstPlain(args []string) []string {
-	for i, a := range args {
-		if a == "-e" || a == "-f" {
-			return args
-		}
-		if !strings.HasPrefix(a, "-") {
-			return append(append([]string(nil), args[:i]...), args[i+1:]...)
-		}
-	}
-	return args
 }
 
 func (an *analyzer) gitConfig(kv string) {
@@ -1651,10 +1628,9 @@ func (an *analyzer) network(base string, args []string, stdin string) string {
 	})
 	if base == "scp" || base == "rsync" {
 		for _, a := range plain {
-			if i := strings.Index(a, ":"); i > 0 && !strings.Contains(a[:i], "/") {
-				continue // remote
+			if !remote(a) {
+				an.judge(a, roleRecursive)
 			}
-			an.judge(a, roleRecursive)
 		}
 	}
 	return markUnknown

@@ -889,12 +889,6 @@ func (an *analyzer) judge(v string, ro role) {
 			an.judge(prefix, roleRecursive)
 		}
 	}
-	if strings.ContainsAny(clean, "\n") {
-		for _, part := range strings.Split(clean, "\n") {
-			an.judge(part, ro)
-		}
-		return
-	}
 	// An absolute path inside a word after ":", "=", "," or "@"
 	// (src:dst, input=/x, @file, --mount source=/x) is judged against
 	// the denylist too.
