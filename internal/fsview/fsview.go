@@ -84,10 +84,12 @@ func ReadSmallFile(name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return readCapped(f, name, fi, max)
+	return ReadCapped(f, name, fi, max)
 }
 
-func readCapped(r io.Reader, name string, fi fs.FileInfo, max int64) ([]byte, error) {
+// ReadCapped reads what OpenRead opened (fi is what it said of it): a
+// regular file's content, at most max bytes.
+func ReadCapped(r io.Reader, name string, fi fs.FileInfo, max int64) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrNotRegular}
 	}
@@ -137,5 +139,5 @@ func (f ioFS) ReadSmallFile(name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return readCapped(r, name, fi, max)
+	return ReadCapped(r, name, fi, max)
 }
