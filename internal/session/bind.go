@@ -126,10 +126,8 @@ func (s *Session) bind() {
 		if s.opts.MaxToolCalls > 0 {
 			calls = s.opts.MaxToolCalls - s.toolCalls
 		}
-		if ctx := s.ctx(); ctx != nil {
-			if dl, ok := ctx.Deadline(); ok {
-				secs = int(time.Until(dl).Seconds())
-			}
+		if dl, ok := s.ctx().Deadline(); ok {
+			secs = int(time.Until(dl).Seconds())
 		}
 		return scheme.List(scheme.Cons(scheme.Symbol("tool-calls"), calls), scheme.Cons(scheme.Symbol("seconds"), secs)), nil
 	})
