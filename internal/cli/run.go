@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
+	"github.com/nodwyn/nodwyn/internal/trust"
 )
 
 // RunCmd is `nodwyn run`.
@@ -46,6 +48,7 @@ type RunCmd struct {
 	NoKernelFloor bool `name:"no-kernel-floor" help:"Run this run's commands without the kernel floor (Landlock denying ~/.ssh, ~/.aws, nodwyn's own directories … to every command nodwyn runs). Only this flag turns it off; the run says so."`
 
 	absFolder string
+	dataDir   string
 }
 
 // loadContract reads the run's contract: the --contract file, else the
@@ -203,51 +206,100 @@ func physical(p string) string {
 
 // Run runs the agent.
 func (r *RunCmd) Run(e *env) error {
-	home, _ := os.UserHomeDir()
-	dirs := config.ResolveDirs(e.getenv, home)
-	folder, resumeID, err := r.folderAndSession(dirs)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	defer stop()
+	ctx, stopPipe := stdoutClosedContext(ctx, e.stdout) // SIGPIPE on stdout ends the run cleanly
+	defer stopPipe()
+	out, err := r.execute(e, runHooks{ctx: ctx, render: true, trustAsk: terminalTrustAsk(e), terminal: true})
 	if err != nil {
 		return err
+	}
+	if !r.JSON && out.Text != "" && out.Status == "finished" {
+		fmt.Fprintln(e.stdout, store.Printable(out.Text)) // the model's text: no raw control characters
+	}
+	return exitFor(out, r.dataDir)
+}
+
+// exitFor is the exit of a run that ended with out.
+func exitFor(out session.Outcome, dataDir string) error {
+	switch out.Status {
+	case "finished":
+		return nil
+	case "budget", "deadline":
+		return &exitError{code: ExitBudget}
+	case "interrupted":
+		return &exitError{code: ExitInterrupted}
+	default:
+		if errors.Is(out.Err, session.ErrStorage) { // the log cannot say it: the last line does
+			return &exitError{code: ExitFailed, err: fmt.Errorf("%w\n(the session cannot be resumed from here; free space or fix %s, then start again)", out.Err, dataDir)}
+		}
+		return &exitError{code: ExitFailed}
+	}
+}
+
+// runHooks is what differs between `nodwyn run` at a terminal and a run
+// the daemon holds; everything else — trust, configuration, the options'
+// rules, the provider, the session — is the one path both take.
+type runHooks struct {
+	ctx      context.Context                                                   // the run stops when it ends (signals; run.cancel)
+	render   bool                                                              // progress on stderr
+	terminal bool                                                              // confirms are asked at the terminal of e
+	confirm  func(context.Context, guard.Request, guard.Decision) (bool, bool) // else these answer them (the daemon's clients)
+	trustAsk func(*trust.Store, *trust.Project) bool                           // asks about an untrusted project (nil: nobody can)
+	sinks    []func(store.Event)                                               // more places the events go
+	started  func(*session.Session)                                            // told once the session exists
+}
+
+// execute is nodwyn run from its flags to the outcome. An error is one
+// that stopped the run before it started (usage, trust, the init chain).
+func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
+	var none session.Outcome
+	home, _ := os.UserHomeDir()
+	dirs := config.ResolveDirs(e.getenv, home)
+	r.dataDir = dirs.Data
+	folder, resumeID, err := r.folderAndSession(dirs)
+	if err != nil {
+		return none, err
 	}
 	r.absFolder = folder
 	// The project's files are judged before anything of theirs is read as
 	// config or Scheme; only a flag of this run says they are unattended.
 	pt, err := checkProjectTrust(dirs, folder, r.TrustProject,
-		r.Unattended || r.Sandbox != "" || r.NoConfirm, terminalTrustAsk(e))
+		r.Unattended || r.Sandbox != "" || r.NoConfirm, h.trustAsk)
 	if err != nil {
-		return err
+		return none, err
 	}
 	if pt.note != "" {
 		fmt.Fprintln(e.stderr, "nodwyn: "+pt.note)
 	}
 	cfg, err := config.LoadWith(dirs, folder, pt.config, e.getenv)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
+		return none, &exitError{code: ExitUsage, err: err}
 	}
 	contract, contractGiven, err := loadContract(r.Contract, folder)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
+		return none, &exitError{code: ExitUsage, err: err}
 	}
 	o, err := resolveOptions(r, cfg, e.getenv)
 	if err != nil {
-		return err
+		return none, err
 	}
 	if err := checkFolder(folder, home, dirs, o.sandbox); err != nil {
-		return err
+		return none, err
 	}
 	task, err := r.instruction(e)
 	if err != nil {
-		return err
+		return none, err
 	}
 	if task == "" && r.Resume == "" {
-		return usageErr("no task given: write it as arguments, '-' to read standard input, or --instruction-file FILE")
+		return none, usageErr("no task given: write it as arguments, '-' to read standard input, or --instruction-file FILE")
 	}
 
 	pc, err := r.providerConfig(cfg, dirs, e.getenv)
 	if err != nil {
-		return err
+		return none, err
 	}
-	rend := newRenderer(e.stderr, r.Quiet)
+	rend := newRenderer(e.stderr, r.Quiet || !h.render)
 	defer rend.close()
 	var retryNote func(string) // set once the session exists, so retries reach its log
 	pc.OnRetry = func(attempt int, wait time.Duration, err error) {
@@ -261,11 +313,11 @@ func (r *RunCmd) Run(e *env) error {
 	pc.OnEvent = rend.modelDataNow // the status line says how long the model has been silent
 	model, err := provider.New(pc)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
+		return none, &exitError{code: ExitUsage, err: err}
 	}
 	st, err := store.Open(dirs.Data)
 	if err != nil {
-		return err
+		return none, err
 	}
 
 	maxCalls := r.MaxToolCalls
@@ -285,16 +337,13 @@ func (r *RunCmd) Run(e *env) error {
 	if r.Trajectory != "" {
 		tw, err := newTrajectory(r.Trajectory, model.Name(), Version)
 		if err != nil {
-			return usageErr("--trajectory: %v", err)
+			return none, usageErr("--trajectory: %v", err)
 		}
 		defer tw.close()
 		sinks = append(sinks, tw.event)
 	}
+	sinks = append(sinks, h.sinks...)
 
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
-	defer stop()
-	ctx, stopPipe := stdoutClosedContext(ctx, e.stdout) // SIGPIPE on stdout ends the run cleanly
-	defer stopPipe()
 	opts := session.Options{
 		Folder: folder, Instruction: task, Profile: o.profile,
 		Sandbox: o.sandbox, Unattended: o.unattended, Yolo: o.yolo, NoConfirm: o.noConfirm,
@@ -311,42 +360,35 @@ func (r *RunCmd) Run(e *env) error {
 		NoKernelFloor: r.NoKernelFloor,
 	}
 	if !o.unattended && !o.noConfirm {
-		opts.Confirm = terminalConfirm(e, rend)
+		if h.terminal {
+			opts.Confirm = terminalConfirm(e, rend)
+		} else {
+			opts.Confirm = h.confirm
+		}
 	}
+	ctx := h.ctx
 	s, err := session.New(ctx, opts)
 	if err != nil {
 		switch { // the init chain loads under the run's deadline and signals
 		case errors.Is(err, session.ErrDeadline):
-			return &exitError{code: ExitBudget, err: err}
+			return none, &exitError{code: ExitBudget, err: err}
 		case errors.Is(err, session.ErrInterrupted):
-			return &exitError{code: ExitInterrupted, err: err}
+			return none, &exitError{code: ExitInterrupted, err: err}
 		}
-		return &exitError{code: ExitUsage, err: err}
+		return none, &exitError{code: ExitUsage, err: err}
 	}
 	defer s.Close()
 	if !o.sandbox { // what the session starts is stopped even if nodwyn is killed (watchdog.go)
 		startWatchdog(s.ProcessMark(), e.stderr)
 	}
 	retryNote = s.Note
+	if h.started != nil {
+		h.started(s)
+	}
 	rend.start(s.ID)
 	out := s.Run(ctx)
 	rend.finish(out)
-	if !r.JSON && out.Text != "" && out.Status == "finished" {
-		fmt.Fprintln(e.stdout, store.Printable(out.Text)) // the model's text: no raw control characters
-	}
-	switch out.Status {
-	case "finished":
-		return nil
-	case "budget", "deadline":
-		return &exitError{code: ExitBudget}
-	case "interrupted":
-		return &exitError{code: ExitInterrupted}
-	default:
-		if errors.Is(out.Err, session.ErrStorage) { // the log cannot say it: the last line does
-			return &exitError{code: ExitFailed, err: fmt.Errorf("%w\n(the session cannot be resumed from here; free space or fix %s, then start again)", out.Err, dirs.Data)}
-		}
-		return &exitError{code: ExitFailed}
-	}
+	return out, nil
 }
 
 func secretsOf(keys ...string) []string {
