@@ -33,6 +33,7 @@ type CLI struct {
 	Log      LogCmd      `cmd:"" help:"Show a session's log, rendered for a person."`
 	Undo     UndoCmd     `cmd:"" help:"List or restore the versions the file tools kept before they overwrote a file."`
 	Journal  JournalCmd  `cmd:"" help:"Verify or show a session's signed journal of self-checks."`
+	Daemon   DaemonCmd   `cmd:"" help:"Serve runs over JSON-RPC on a unix socket (docs/rpc.md)."`
 	Doctor   DoctorCmd   `cmd:"" help:"Print the setup a run would use: directories, config and its origins, provider, key found (never shown), git, shell, journal key, sandbox."`
 	Version  VersionCmd  `cmd:"" help:"Print nodwyn's version."`
 }

@@ -241,20 +241,23 @@ func exitFor(out session.Outcome, dataDir string) error {
 // the daemon holds; everything else — trust, configuration, the options'
 // rules, the provider, the session — is the one path both take.
 type runHooks struct {
-	ctx      context.Context                                                   // the run stops when it ends (signals; run.cancel)
-	render   bool                                                              // progress on stderr
-	terminal bool                                                              // confirms are asked at the terminal of e
-	confirm  func(context.Context, guard.Request, guard.Decision) (bool, bool) // else these answer them (the daemon's clients)
-	trustAsk func(*trust.Store, *trust.Project) bool                           // asks about an untrusted project (nil: nobody can)
-	sinks    []func(store.Event)                                               // more places the events go
-	started  func(*session.Session)                                            // told once the session exists
+	ctx      context.Context                                                           // the run stops when it ends (signals; run.cancel)
+	render   bool                                                                      // progress on stderr
+	terminal bool                                                                      // confirms are asked at the terminal of e
+	confirm  func(context.Context, guard.Request, guard.Decision) (bool, bool, string) // else these answer them, a note with a decline (the daemon's clients)
+	trustAsk func(*trust.Store, *trust.Project) bool                                   // asks about an untrusted project (nil: nobody can)
+	sinks    []func(store.Event)                                                       // more places the events go
+	started  func(*session.Session)                                                    // told once the session exists
 }
 
 // execute is nodwyn run from its flags to the outcome. An error is one
 // that stopped the run before it started (usage, trust, the init chain).
 func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 	var none session.Outcome
-	home, _ := os.UserHomeDir()
+	home := e.getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
 	dirs := config.ResolveDirs(e.getenv, home)
 	r.dataDir = dirs.Data
 	folder, resumeID, err := r.folderAndSession(dirs)
@@ -363,7 +366,7 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 		if h.terminal {
 			opts.Confirm = terminalConfirm(e, rend)
 		} else {
-			opts.Confirm = h.confirm
+			opts.ConfirmNote = h.confirm
 		}
 	}
 	ctx := h.ctx

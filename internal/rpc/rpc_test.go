@@ -332,3 +332,69 @@ func TestAPeerOfAnotherUIDIsRefused(t *testing.T) {
 		t.Errorf("a peer of uid 65534 got %q; want a refusal naming its uid", out)
 	}
 }
+
+// With a Hello, nothing but the hello is served until it has succeeded;
+// Admit refuses peers the uid check lets through.
+func TestHelloAndAdmit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	path := filepath.Join(dir, "s.sock")
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admit := true
+	var mu sync.Mutex
+	s := NewServer(map[string]Handler{"echo": func(ctx context.Context, call *Call) (any, error) { return "served", nil }})
+	s.Hello = func(ctx context.Context, call *Call) (any, error) {
+		var p struct {
+			Token string `json:"token"`
+		}
+		if err := DecodeParams(call.Params, &p, "token"); err != nil {
+			return nil, err
+		}
+		if p.Token != "secret" {
+			return nil, Errorf(CodeRefused, "read the token", "wrong token")
+		}
+		return "hello", nil
+	}
+	s.Admit = func(p Peer) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !admit {
+			return errors.New("a process of one of the daemon's runs")
+		}
+		return nil
+	}
+	go s.Serve(ln)
+	defer s.Close()
+	c := dial(t, path, nil)
+	ctx := context.Background()
+	if err := c.Call(ctx, "echo", nil, nil); err == nil || !strings.Contains(err.Error(), "not authenticated") {
+		t.Errorf("before hello: %v", err)
+	}
+	if err := c.Call(ctx, HelloMethod, map[string]string{"token": "guess"}, nil); err == nil || !strings.Contains(err.Error(), "wrong token") {
+		t.Errorf("a wrong token: %v", err)
+	}
+	if err := c.Call(ctx, "echo", nil, nil); err == nil {
+		t.Error("served after a wrong token")
+	}
+	var res string
+	if err := c.Call(ctx, HelloMethod, map[string]string{"token": "secret"}, &res); err != nil || res != "hello" {
+		t.Fatalf("hello: %q %v", res, err)
+	}
+	if err := c.Call(ctx, "echo", nil, &res); err != nil || res != "served" {
+		t.Errorf("after hello: %q %v", res, err)
+	}
+	mu.Lock()
+	admit = false
+	mu.Unlock()
+	c2 := dial(t, path, nil)
+	err = c2.Call(ctx, HelloMethod, map[string]string{"token": "secret"}, nil)
+	if err == nil {
+		<-c2.Done()
+		err = c2.Err()
+	}
+	if err == nil || !strings.Contains(c2.Err().Error()+err.Error(), "one of the daemon's runs") {
+		t.Errorf("a refused peer: %v / %v", err, c2.Err())
+	}
+}

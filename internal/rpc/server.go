@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,7 +57,21 @@ type Server struct {
 	// Logf, when set, hears about connections refused and requests that
 	// could not be read.
 	Logf func(format string, a ...any)
+
+	// Admit, when set, may refuse a peer the uid check let through (its
+	// error's text goes to the peer).
+	Admit func(Peer) error
+
+	// Hello, when set, is the method every connection must call first and
+	// successfully (HelloMethod): until it has, every other request is
+	// refused. The daemon checks a token there that only its own user's
+	// processes outside its runs can read.
+	Hello Handler
 }
+
+// HelloMethod is the method a connection authenticates with when the
+// server has a Hello.
+const HelloMethod = "daemon.hello"
 
 // NewServer returns a server for methods; only peers of this process's
 // uid, or root, are served.
@@ -157,11 +172,18 @@ func (s *Server) Serve(ln net.Listener) error {
 
 func (s *Server) accept(nc net.Conn) {
 	peer, err := peerOf(nc)
-	if err != nil || (peer.UID != s.uid && peer.UID != 0) {
-		why := fmt.Sprintf("this daemon serves only uid %d (and root); the peer is uid %d", s.uid, peer.UID)
-		if err != nil {
-			why = "the peer's credentials could not be read: " + err.Error()
+	var why string
+	switch {
+	case err != nil:
+		why = "the peer's credentials could not be read: " + err.Error()
+	case peer.UID != s.uid && peer.UID != 0:
+		why = fmt.Sprintf("this daemon serves only uid %d (and root); the peer is uid %d", s.uid, peer.UID)
+	case s.Admit != nil:
+		if aerr := s.Admit(peer); aerr != nil {
+			why = aerr.Error()
 		}
+	}
+	if why != "" {
 		if s.Logf != nil {
 			s.Logf("rpc: refused a connection: %s", why)
 		}
@@ -241,6 +263,23 @@ func (s *Server) serveConn(c *conn) {
 			continue
 		}
 		h, ok := s.methods[m.Method]
+		if s.Hello != nil && !c.hello.Load() {
+			if m.Method != HelloMethod {
+				if len(m.ID) > 0 {
+					c.respond(m.ID, nil, Errorf(CodeRefused, "call "+HelloMethod+" with the daemon's token first (nodwyn's own clients do)", "not authenticated"))
+				}
+				continue
+			}
+			// Synchronously: nothing else on the connection runs before it.
+			res, err := s.run(c.ctx, s.Hello, &Call{Method: m.Method, Params: m.Params, Peer: c.peer, conn: c})
+			if err == nil {
+				c.hello.Store(true)
+			}
+			if len(m.ID) > 0 {
+				c.respond(m.ID, res, err)
+			}
+			continue
+		}
 		if !ok {
 			if len(m.ID) > 0 {
 				c.respond(m.ID, nil, &Error{Code: CodeMethodNotFound, Message: "no method " + m.Method,
@@ -310,6 +349,7 @@ func (s *Server) Close() error {
 type conn struct {
 	nc     net.Conn
 	peer   Peer
+	hello  atomic.Bool
 	ctx    context.Context
 	cancel context.CancelFunc
 

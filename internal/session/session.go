@@ -62,6 +62,10 @@ type Options struct {
 	// Confirm asks a person about a confirm; nil declines. always=true makes
 	// the answer a standing approval for the session.
 	Confirm func(ctx context.Context, req guard.Request, d guard.Decision) (yes, always bool)
+	// ConfirmNote, when set, is asked instead of Confirm, and a note given
+	// with a decline goes to the model with it ("no, use the test database
+	// instead"): the daemon's clients answer this way.
+	ConfirmNote func(ctx context.Context, req guard.Request, d guard.Decision) (yes, always bool, note string)
 	// Stdout receives what Scheme code displays (default io.Discard).
 	Stdout io.Writer
 	// Dry binds the procedures without a model (for `nodwyn scheme`). A

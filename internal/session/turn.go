@@ -304,15 +304,24 @@ func (s *Session) decide(ctx context.Context, req guard.Request, d guard.Decisio
 		}
 		return false, "declined (nobody can approve it)"
 	}
-	if s.opts.Confirm == nil {
+	var always bool
+	var note string
+	switch {
+	case s.opts.ConfirmNote != nil:
+		yes, always, note = s.opts.ConfirmNote(ctx, req, d)
+	case s.opts.Confirm != nil:
+		yes, always = s.opts.Confirm(ctx, req, d)
+	default:
 		return false, "declined (no one to ask)"
 	}
-	yes, always := s.opts.Confirm(ctx, req, d)
 	if yes && always && d.Verdict == guard.Confirm {
 		s.appr.AddFor(req) // the line as given, or the path
 	}
 	if yes {
 		return true, "approved by a person"
+	}
+	if note = strings.TrimSpace(note); note != "" {
+		return false, fmt.Sprintf("declined by a person, who said: %q", note)
 	}
 	return false, "declined by a person"
 }

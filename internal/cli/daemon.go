@@ -1,0 +1,925 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/rpc"
+	"github.com/nodwyn/nodwyn/internal/sandbox"
+	"github.com/nodwyn/nodwyn/internal/session"
+	"github.com/nodwyn/nodwyn/internal/store"
+)
+
+// DaemonCmd is `nodwyn daemon`.
+type DaemonCmd struct {
+	Socket     string `help:"The socket to serve on (default: $XDG_RUNTIME_DIR/nodwyn/daemon.sock, else daemon.sock in nodwyn's data directory)."`
+	NoKeychain bool   `name:"no-keychain" help:"Take provider keys only from the environment and the credentials file. (No nodwyn reads the system keychain yet, so today every daemon works this way.)"`
+}
+
+// Help is shown after the flags of `nodwyn daemon --help`.
+func (DaemonCmd) Help() string {
+	return `Serves runs over JSON-RPC 2.0 on a unix socket, one JSON message per line
+(docs/rpc.md): run.start, run.resume, run.state, run.list, run.cancel,
+run.events, confirm.answer, daemon.status, daemon.stop.
+
+Only the daemon's own user (or root) is served, checked with SO_PEERCRED,
+and only after daemon.hello with the token the daemon writes to its data
+directory, which no command of a run can read (the guard's denylist and the
+kernel floor cover it): a program a run started cannot drive the daemon.
+
+Each run is a session of its own, with its own Scheme environment and guard,
+taking the same path as 'nodwyn run' with the same options. Sandbox mode is a
+run's: run.start's "sandbox": "container" is the only way to it.
+
+Example:
+
+    nodwyn daemon --socket /tmp/n/daemon.sock &
+    # see docs/rpc.md for a session typed into socat`
+}
+
+// defaultSocket is where a daemon listens and clients look by default.
+func defaultSocket(getenv func(string) string, dirs config.Dirs) string {
+	if rd := getenv("XDG_RUNTIME_DIR"); rd != "" && filepath.IsAbs(rd) {
+		return filepath.Join(rd, "nodwyn", "daemon.sock")
+	}
+	return filepath.Join(dirs.Data, "daemon.sock")
+}
+
+// tokenPath is where the daemon on sock keeps its token: in the data
+// directory, which the guard's denylist and the kernel floor keep from
+// every command a run starts.
+func tokenPath(dataDir, sock string) string {
+	h := sha256.Sum256([]byte(sock))
+	return filepath.Join(dataDir, "daemon", hex.EncodeToString(h[:8])+".token")
+}
+
+func (c *DaemonCmd) Run(e *env) error {
+	home, _ := os.UserHomeDir()
+	dirs := config.ResolveDirs(e.getenv, home)
+	sock := c.Socket
+	if sock == "" {
+		sock = defaultSocket(e.getenv, dirs)
+	}
+	sock, err := filepath.Abs(sock)
+	if err != nil {
+		return usageErr("--socket: %v", err)
+	}
+	st, err := store.Open(dirs.Data)
+	if err != nil {
+		return err
+	}
+	ln, err := rpc.Listen(sock)
+	if err != nil {
+		if errors.Is(err, rpc.ErrInUse) {
+			return &exitError{code: ExitUsage, err: fmt.Errorf("%w\n(stop it with daemon.stop, or give another --socket)", err)}
+		}
+		return &exitError{code: ExitUsage, err: err}
+	}
+	token, tpath, err := writeToken(dirs.Data, sock)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	d := newDaemon(e, dirs, st, sock)
+	srv := rpc.NewServer(d.methods())
+	srv.Hello = d.hello(token)
+	srv.Admit = d.admit
+	srv.Logf = func(format string, a ...any) { fmt.Fprintf(e.stderr, "nodwyn daemon: "+format+"\n", a...) }
+	d.srv = srv
+
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	defer stop()
+	go func() {
+		select {
+		case <-ctx.Done():
+			d.shutdown("the daemon was stopped by a signal")
+		case <-d.stopping:
+		}
+	}()
+	fmt.Fprintf(e.stderr, "nodwyn daemon: serving on %s (pid %d); stop it with daemon.stop or Ctrl-C\n", sock, os.Getpid())
+	serr := srv.Serve(ln)
+	d.shutdown("the daemon stopped")
+	d.wg.Wait()
+	os.Remove(tpath)
+	os.Remove(sock)
+	return serr
+}
+
+// writeToken makes the daemon's token (32 random bytes, hex) and writes it
+// 0600 in a 0700 directory of the data directory.
+func writeToken(dataDir, sock string) (string, string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", "", err
+	}
+	tok := hex.EncodeToString(b)
+	p := tokenPath(dataDir, sock)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return "", "", fmt.Errorf("the daemon's token: %w", err)
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, []byte(tok+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("the daemon's token: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return "", "", fmt.Errorf("the daemon's token: %w", err)
+	}
+	return tok, p, nil
+}
+
+// dialDaemon connects to the daemon on sock and says hello with the token
+// it left in dataDir.
+func dialDaemon(ctx context.Context, dataDir, sock string, onNotify func(string, json.RawMessage)) (*rpc.Client, error) {
+	b, err := os.ReadFile(tokenPath(dataDir, sock))
+	if err != nil {
+		return nil, fmt.Errorf("no daemon's token for %s in %s (%v): is a daemon running there, with this XDG_DATA_HOME?", sock, filepath.Join(dataDir, "daemon"), err)
+	}
+	c, err := rpc.Dial(ctx, sock, onNotify)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the daemon on %s: %w", sock, err)
+	}
+	if err := c.Call(ctx, rpc.HelloMethod, map[string]string{"token": strings.TrimSpace(string(b))}, nil); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("the daemon on %s: %w", sock, err)
+	}
+	return c, nil
+}
+
+type daemon struct {
+	e       *env
+	dirs    config.Dirs
+	st      *store.Store
+	sock    string
+	started time.Time
+	srv     *rpc.Server
+
+	ctx    context.Context // the runs' parent: ends when the daemon stops
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup // the runs
+
+	mu       sync.Mutex
+	runs     map[string]*daemonRun
+	order    []string
+	stopped  bool
+	stopping chan struct{}
+}
+
+func newDaemon(e *env, dirs config.Dirs, st *store.Store, sock string) *daemon {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &daemon{e: e, dirs: dirs, st: st, sock: sock, started: time.Now(), ctx: ctx, cancel: cancel,
+		runs: map[string]*daemonRun{}, stopping: make(chan struct{})}
+}
+
+func (d *daemon) hello(token string) rpc.Handler {
+	return func(ctx context.Context, call *rpc.Call) (any, error) {
+		var p struct {
+			Token string `json:"token"`
+		}
+		if err := rpc.DecodeParams(call.Params, &p, "token"); err != nil {
+			return nil, err
+		}
+		if subtle.ConstantTimeCompare([]byte(p.Token), []byte(token)) != 1 {
+			return nil, rpc.Errorf(rpc.CodeRefused, "read the token from "+filepath.Join(d.dirs.Data, "daemon")+" as nodwyn's clients do", "wrong token")
+		}
+		return map[string]any{"daemon": "nodwyn", "version": Version, "pid": os.Getpid()}, nil
+	}
+}
+
+// admit refuses a peer that a run of this daemon started (it descends from
+// the daemon, or carries a run's process mark): the model's commands must
+// not answer their own confirms or start runs of their own.
+func (d *daemon) admit(p rpc.Peer) error {
+	me := os.Getpid()
+	if p.PID == me {
+		return nil // the daemon's own process (a client in it, as in its tests)
+	}
+	pid := parentOf(p.PID)
+	for i := 0; i < 64 && pid > 1; i++ {
+		if pid == me {
+			return errors.New("a process started by one of this daemon's runs cannot drive the daemon")
+		}
+		pid = parentOf(pid)
+	}
+	if env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID), "environ")); err == nil &&
+		strings.Contains("\x00"+string(env), "\x00"+sandbox.MarkEnv+"=") {
+		return errors.New("a process started by a nodwyn run cannot drive the daemon")
+	}
+	return nil
+}
+
+// parentOf is pid's parent from /proc (0 when it cannot be read).
+func parentOf(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid …; comm may hold spaces and parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+// shutdown ends every run (they become interrupted, resumable with
+// run.resume) and stops serving.
+func (d *daemon) shutdown(why string) {
+	d.mu.Lock()
+	if d.stopped {
+		d.mu.Unlock()
+		return
+	}
+	d.stopped = true
+	close(d.stopping)
+	d.mu.Unlock()
+	d.cancel(fmt.Errorf("%w: %s", session.ErrInterrupted, why))
+	d.wg.Wait()
+	if d.srv != nil {
+		d.srv.Close()
+	}
+}
+
+func (d *daemon) methods() map[string]rpc.Handler {
+	return map[string]rpc.Handler{
+		"run.start":      d.runStart,
+		"run.resume":     d.runResume,
+		"run.state":      d.runState,
+		"run.list":       d.runList,
+		"run.cancel":     d.runCancel,
+		"run.events":     d.runEvents,
+		"confirm.answer": d.confirmAnswer,
+		"daemon.status":  d.status,
+		"daemon.stop":    d.stop,
+	}
+}
+
+// startParams are run.start's (docs/rpc.md): the flags of nodwyn run.
+type startParams struct {
+	Folder        string `json:"folder"`
+	Instruction   string `json:"instruction"`
+	Profile       string `json:"profile"`
+	Sandbox       string `json:"sandbox"`
+	Yolo          bool   `json:"yolo"`
+	Unattended    bool   `json:"unattended"`
+	NoConfirm     bool   `json:"no_confirm"`
+	Timeout       string `json:"timeout"`
+	MaxToolCalls  int    `json:"max_tool_calls"`
+	Provider      string `json:"provider"`
+	Model         string `json:"model"`
+	BaseURL       string `json:"base_url"`
+	Script        string `json:"script"`
+	Trajectory    string `json:"trajectory"`
+	Contract      string `json:"contract"`
+	TrustProject  bool   `json:"trust_project"`
+	NoKernelFloor bool   `json:"no_kernel_floor"`
+	Judge         bool   `json:"judge"`
+	// run.resume's
+	ID string `json:"id"`
+}
+
+var startKnown = []string{"folder", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
+	"max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "contract", "trust_project", "no_kernel_floor", "judge"}
+
+var resumeKnown = []string{"id", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
+	"max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "trust_project", "no_kernel_floor", "judge"}
+
+// runCmd is the nodwyn run these parameters stand for.
+func (p *startParams) runCmd(known []string) (*RunCmd, error) {
+	for name, v := range map[string]string{"folder": p.Folder, "script": p.Script, "trajectory": p.Trajectory, "contract": p.Contract} {
+		if v != "" && !filepath.IsAbs(v) {
+			return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: name + " must be an absolute path: the daemon's folder is not the client's",
+				Data: map[string]any{"param": name, "fix": "give " + name + " as an absolute path"}}
+		}
+	}
+	r := &RunCmd{Folder: p.Folder, Profile: p.Profile, Sandbox: p.Sandbox, Yolo: p.Yolo, Unattended: p.Unattended,
+		NoConfirm: p.NoConfirm, MaxToolCalls: p.MaxToolCalls, Provider: p.Provider, Model: p.Model, BaseURL: p.BaseURL,
+		Script: p.Script, Trajectory: p.Trajectory, Contract: p.Contract, TrustProject: p.TrustProject,
+		NoKernelFloor: p.NoKernelFloor, Judge: p.Judge, Resume: p.ID, Quiet: true}
+	if p.Instruction != "" {
+		r.Instruction = []string{p.Instruction}
+	}
+	if p.Timeout != "" {
+		t, err := time.ParseDuration(p.Timeout)
+		if err != nil || t <= 0 {
+			return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "timeout " + strconv.Quote(p.Timeout) + " is not a duration",
+				Data: map[string]any{"param": "timeout", "known": known, "fix": `give timeout as a Go duration such as "30m" or "90s"`}}
+		}
+		r.Timeout = t
+	}
+	if p.MaxToolCalls < 0 {
+		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "max_tool_calls must not be negative",
+			Data: map[string]any{"param": "max_tool_calls", "fix": "give a number of tool calls, or leave it out"}}
+	}
+	return r, nil
+}
+
+func (d *daemon) runStart(ctx context.Context, call *rpc.Call) (any, error) {
+	var p startParams
+	if err := rpc.DecodeParams(call.Params, &p, startKnown...); err != nil {
+		return nil, err
+	}
+	if p.ID != "" {
+		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "unknown parameter id", Data: map[string]any{"param": "id", "known": startKnown, "fix": "continue a session with run.resume"}}
+	}
+	if p.Folder == "" {
+		return nil, rpc.Required("folder", startKnown...)
+	}
+	if p.Instruction == "" {
+		return nil, rpc.Required("instruction", startKnown...)
+	}
+	r, err := p.runCmd(startKnown)
+	if err != nil {
+		return nil, err
+	}
+	return d.launch(ctx, r)
+}
+
+func (d *daemon) runResume(ctx context.Context, call *rpc.Call) (any, error) {
+	var p startParams
+	if err := rpc.DecodeParams(call.Params, &p, resumeKnown...); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, rpc.Required("id", resumeKnown...)
+	}
+	if p.Folder != "" || p.Contract != "" {
+		name := "folder"
+		if p.Folder == "" {
+			name = "contract"
+		}
+		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "unknown parameter " + name,
+			Data: map[string]any{"param": name, "known": resumeKnown, "fix": "a resumed session works in its own folder; leave " + name + " out"}}
+	}
+	if run := d.run(p.ID); run != nil && !run.ended() {
+		return nil, rpc.Errorf(rpc.CodeConflict, "wait for it to end, or run.cancel it first", "run %s is still running in this daemon", p.ID)
+	}
+	r, err := p.runCmd(resumeKnown)
+	if err != nil {
+		return nil, err
+	}
+	return d.launch(ctx, r)
+}
+
+// launch starts r as a run of the daemon and returns its id once the
+// session exists (or the error that stopped it before).
+func (d *daemon) launch(ctx context.Context, r *RunCmd) (any, error) {
+	d.mu.Lock()
+	if d.stopped {
+		d.mu.Unlock()
+		return nil, rpc.Errorf(rpc.CodeShuttingDown, "start a daemon again, then the run", "the daemon is stopping")
+	}
+	d.wg.Add(1)
+	d.mu.Unlock()
+	rctx, cancel := context.WithCancelCause(d.ctx)
+	run := &daemonRun{d: d, cancel: cancel, confirms: map[string]*pendingConfirm{}, subs: map[*subscriber]struct{}{},
+		done: make(chan struct{}), sandbox: r.Sandbox == "container", yolo: r.Yolo || r.Sandbox == "container",
+		unattended: r.Unattended || r.Sandbox == "container", profile: r.Profile}
+	startedc := make(chan struct{})
+	errc := make(chan error, 1)
+	var once sync.Once
+	started := func(s *session.Session) {
+		run.mu.Lock()
+		run.id, run.folder, run.startedAt, run.status = s.ID, r.absFolder, time.Now(), "running"
+		run.mu.Unlock()
+		d.mu.Lock()
+		d.runs[s.ID] = run
+		d.order = append(d.order, s.ID)
+		d.mu.Unlock()
+		once.Do(func() { close(startedc) })
+	}
+	go func() {
+		defer d.wg.Done()
+		defer cancel(nil)
+		var out session.Outcome
+		var err error
+		func() {
+			defer func() {
+				if p := recover(); p != nil { // one run's bug never takes the daemon down
+					err = fmt.Errorf("the run failed: internal error: %v", p)
+					out = session.Outcome{Status: "failed", Text: err.Error()}
+				}
+			}()
+			re := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: d.e.stderr, getenv: d.e.getenv}
+			out, err = r.execute(re, runHooks{ctx: rctx, sinks: []func(store.Event){run.event}, started: started, confirm: run.confirm})
+		}()
+		select {
+		case <-startedc:
+			run.finish(out, err)
+		default:
+			if err == nil {
+				err = errors.New("the run ended before its session started")
+			}
+			errc <- err
+		}
+	}()
+	select {
+	case <-startedc:
+		run.mu.Lock()
+		id := run.id
+		run.mu.Unlock()
+		return map[string]any{"id": id}, nil
+	case err := <-errc:
+		return nil, startError(err)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// startError is the RPC error of a run that stopped before it started:
+// the same words nodwyn run would print, and its exit code in data.
+func startError(err error) error {
+	code := ExitFailed
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.err != nil {
+			err = ee.err
+		}
+	}
+	rc := rpc.CodeRefused
+	if code == ExitUsage {
+		rc = rpc.CodeInvalidParams
+	}
+	return &rpc.Error{Code: rc, Message: err.Error(), Data: map[string]any{"exit_code": code,
+		"fix": "the message says what to change; the same run with nodwyn run would have stopped the same way"}}
+}
+
+func (d *daemon) run(id string) *daemonRun {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.runs[id]
+}
+
+type idParams struct {
+	ID    string `json:"id"`
+	Since int    `json:"since"`
+}
+
+func (d *daemon) runState(ctx context.Context, call *rpc.Call) (any, error) {
+	var p idParams
+	if err := rpc.DecodeParams(call.Params, &p, "id"); err != nil {
+		return nil, err
+	}
+	if p.Since != 0 {
+		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "unknown parameter since", Data: map[string]any{"param": "since", "known": []string{"id"}, "fix": "leave since out"}}
+	}
+	if p.ID == "" {
+		return nil, rpc.Required("id", "id")
+	}
+	return d.state(p.ID)
+}
+
+// state is run.state's answer: the daemon's own record of a run it holds,
+// else the session's saved state (a "running" one that no process holds
+// was interrupted: its daemon died).
+func (d *daemon) state(id string) (map[string]any, error) {
+	if run := d.run(id); run != nil {
+		return run.state(), nil
+	}
+	if !store.ValidID(id) {
+		return nil, notFound(id)
+	}
+	ss, err := d.st.LoadState(id)
+	if err != nil {
+		return nil, notFound(id)
+	}
+	return savedState(d.st, ss), nil
+}
+
+func notFound(id string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeNotFound, "list the runs with run.list, or the sessions with nodwyn sessions", "no run or session %q", id)
+}
+
+func savedState(st *store.Store, ss *store.SessionState) map[string]any {
+	status := ss.Status
+	if status == "running" && !st.SessionHeld(ss.ID) {
+		status = "interrupted"
+	}
+	return map[string]any{"id": ss.ID, "status": status, "folder": ss.Folder, "profile": ss.Profile,
+		"sandbox": sandboxName(ss.Sandbox), "yolo": ss.Yolo, "unattended": ss.Unattended,
+		"tool_calls": ss.ToolCalls, "usage": ss.Usage, "started": ss.Created, "updated": ss.Updated,
+		"in_daemon": false, "resumable": status != "finished"}
+}
+
+func sandboxName(on bool) any {
+	if on {
+		return "container"
+	}
+	return nil
+}
+
+func (d *daemon) runList(ctx context.Context, call *rpc.Call) (any, error) {
+	if err := rpc.DecodeParams(call.Params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	ids := append([]string(nil), d.order...)
+	d.mu.Unlock()
+	out := []map[string]any{}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if run := d.run(id); run != nil {
+			out = append(out, run.state())
+			seen[id] = true
+		}
+	}
+	// Sessions whose process died while they ran (a daemon killed, a run
+	// killed): interrupted, resumable with run.resume; the newest 20.
+	if sessions, err := d.st.ListSessions(); err == nil {
+		n := 0
+		for i := range sessions {
+			ss := &sessions[i]
+			if seen[ss.ID] || ss.Status != "interrupted" || n == 20 {
+				continue
+			}
+			n++
+			out = append(out, savedState(d.st, ss))
+		}
+	}
+	return map[string]any{"runs": out}, nil
+}
+
+func (d *daemon) runCancel(ctx context.Context, call *rpc.Call) (any, error) {
+	var p idParams
+	if err := rpc.DecodeParams(call.Params, &p, "id"); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, rpc.Required("id", "id")
+	}
+	run := d.run(p.ID)
+	if run == nil {
+		return nil, notFound(p.ID)
+	}
+	if run.ended() {
+		return nil, rpc.Errorf(rpc.CodeConflict, "look at its outcome with run.state", "run %s has already ended", p.ID)
+	}
+	run.cancel(fmt.Errorf("%w (run.cancel)", session.ErrInterrupted))
+	<-run.done
+	return run.state(), nil
+}
+
+// runEvents replays the run's events from since out of its log, then
+// sends them live as run.event notifications until the run ends; the
+// answer says where it stopped, so a client that reconnects asks again
+// from there and misses nothing.
+func (d *daemon) runEvents(ctx context.Context, call *rpc.Call) (any, error) {
+	var p idParams
+	if err := rpc.DecodeParams(call.Params, &p, "id", "since"); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, rpc.Required("id", "id", "since")
+	}
+	run := d.run(p.ID)
+	if run == nil {
+		if _, err := d.state(p.ID); err != nil {
+			return nil, err
+		}
+	}
+	var sub *subscriber
+	var open []map[string]any
+	if run != nil {
+		sub, open = run.subscribe()
+		defer run.unsubscribe(sub)
+	}
+	last := p.Since - 1
+	evs, _, err := store.ReadLogSkipping(d.st.LogPath(p.ID))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "", "reading the log of %s: %v", p.ID, err)
+	}
+	send := func(ev store.Event) error {
+		if ev.Seq <= last {
+			return nil
+		}
+		last = ev.Seq
+		return call.Notify("run.event", map[string]any{"run": p.ID, "event": ev})
+	}
+	for _, ev := range evs {
+		if err := send(ev); err != nil {
+			return nil, err
+		}
+	}
+	if run == nil {
+		st, _ := d.state(p.ID)
+		return map[string]any{"run": p.ID, "next": last + 1, "status": st["status"], "ended": true}, nil
+	}
+	for _, c := range open { // a client that reconnects sees the questions still open
+		call.Notify("confirm.ask", c)
+	}
+	for {
+		select {
+		case ev, ok := <-sub.ch:
+			if !ok {
+				if sub.dropped {
+					return nil, rpc.Errorf(rpc.CodeConflict, "ask again with since = next", "the client read too slowly; events from %d on were not sent", last+1)
+				}
+				// Everything the run emitted has been sent.
+				st := run.state()
+				return map[string]any{"run": p.ID, "next": last + 1, "status": st["status"], "ended": true}, nil
+			}
+			if ev.Type == "confirm.ask" {
+				call.Notify("confirm.ask", ev.Data)
+				continue
+			}
+			if err := send(ev); err != nil {
+				return nil, err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+type answerParams struct {
+	Run     string `json:"run"`
+	Confirm string `json:"confirm"`
+	Answer  string `json:"answer"`
+	Note    string `json:"note"`
+}
+
+func (d *daemon) confirmAnswer(ctx context.Context, call *rpc.Call) (any, error) {
+	known := []string{"run", "confirm", "answer", "note"}
+	var p answerParams
+	if err := rpc.DecodeParams(call.Params, &p, known...); err != nil {
+		return nil, err
+	}
+	for name, v := range map[string]string{"run": p.Run, "confirm": p.Confirm, "answer": p.Answer} {
+		if v == "" {
+			return nil, rpc.Required(name, known...)
+		}
+	}
+	if p.Answer != "yes" && p.Answer != "no" && p.Answer != "always" {
+		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "answer must be \"yes\", \"no\" or \"always\", not " + strconv.Quote(p.Answer),
+			Data: map[string]any{"param": "answer", "fix": `answer "yes", "no" (with a note for the model, if you like) or "always"`}}
+	}
+	if p.Note != "" && p.Answer != "no" {
+		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "a note goes with a decline",
+			Data: map[string]any{"param": "note", "fix": `answer "no" with the note, or leave the note out`}}
+	}
+	run := d.run(p.Run)
+	if run == nil {
+		return nil, notFound(p.Run)
+	}
+	if !run.answer(p.Confirm, confirmReply{yes: p.Answer != "no", always: p.Answer == "always", note: p.Note}) {
+		return nil, rpc.Errorf(rpc.CodeNotFound, "see the open questions in run.state's confirms", "run %s has no open confirm %q (answered already, or given up)", p.Run, p.Confirm)
+	}
+	return map[string]any{"run": p.Run, "confirm": p.Confirm, "answer": p.Answer}, nil
+}
+
+func (d *daemon) status(ctx context.Context, call *rpc.Call) (any, error) {
+	if err := rpc.DecodeParams(call.Params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	running, total := 0, len(d.runs)
+	for _, r := range d.runs {
+		if !r.ended() {
+			running++
+		}
+	}
+	d.mu.Unlock()
+	return map[string]any{"pid": os.Getpid(), "socket": d.sock, "version": Version, "started": d.started,
+		"runs": total, "running": running, "data": d.dirs.Data, "methods": d.srv.Methods()}, nil
+}
+
+func (d *daemon) stop(ctx context.Context, call *rpc.Call) (any, error) {
+	if err := rpc.DecodeParams(call.Params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	running := 0
+	for _, r := range d.runs {
+		if !r.ended() {
+			running++
+		}
+	}
+	d.mu.Unlock()
+	// After this answer is written: the server's Close waits for handlers.
+	go d.shutdown("daemon.stop")
+	return map[string]any{"stopping": true, "interrupted": running}, nil
+}
+
+// daemonRun is one run the daemon holds.
+type daemonRun struct {
+	d      *daemon
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+
+	mu         sync.Mutex
+	id         string
+	folder     string
+	profile    string
+	sandbox    bool
+	yolo       bool
+	unattended bool
+	status     string
+	startedAt  time.Time
+	endedAt    time.Time
+	outcome    string
+	toolCalls  int
+	usage      map[string]int
+	confirmSeq int
+	confirms   map[string]*pendingConfirm
+	subs       map[*subscriber]struct{}
+}
+
+type subscriber struct {
+	ch      chan store.Event
+	dropped bool
+}
+
+type confirmReply struct {
+	yes, always bool
+	note        string
+}
+
+type pendingConfirm struct {
+	info  map[string]any
+	reply chan confirmReply
+}
+
+func (r *daemonRun) ended() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *daemonRun) state() map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ended any
+	if !r.endedAt.IsZero() {
+		ended = r.endedAt
+	}
+	open := []map[string]any{}
+	for _, c := range r.confirms {
+		open = append(open, c.info)
+	}
+	sort.Slice(open, func(i, j int) bool { return fmt.Sprint(open[i]["confirm"]) < fmt.Sprint(open[j]["confirm"]) })
+	return map[string]any{"id": r.id, "status": r.status, "folder": r.folder, "profile": r.profile,
+		"sandbox": sandboxName(r.sandbox), "yolo": r.yolo, "unattended": r.unattended,
+		"tool_calls": r.toolCalls, "usage": r.usage, "started": r.startedAt, "ended": ended,
+		"outcome": r.outcome, "confirms": open, "in_daemon": true, "resumable": r.status != "finished" && r.status != "running"}
+}
+
+// event is the run's sink: the daemon's record, then every subscriber (a
+// subscriber that cannot keep up is dropped and told where to pick up).
+func (r *daemonRun) event(ev store.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch ev.Type {
+	case "tool.call":
+		r.toolCalls++
+	case "run.start":
+		if p, ok := ev.Data["profile"].(string); ok {
+			r.profile = p
+		}
+	case "run.end":
+		usage := map[string]int{}
+		for _, k := range []string{"input_tokens", "output_tokens"} {
+			if n, ok := ev.Data[k].(int); ok {
+				usage[k] = n
+			}
+		}
+		r.usage = usage
+	}
+	r.broadcast(ev)
+}
+
+func (r *daemonRun) broadcast(ev store.Event) {
+	for s := range r.subs {
+		select {
+		case s.ch <- ev:
+		default:
+			s.dropped = true
+			close(s.ch)
+			delete(r.subs, s)
+		}
+	}
+}
+
+// subscribe starts a subscription and returns the confirms open at that
+// moment (later ones come on the channel: none is in both).
+func (r *daemonRun) subscribe() (*subscriber, []map[string]any) {
+	s := &subscriber{ch: make(chan store.Event, 4096)}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended() {
+		close(s.ch)
+		return s, nil
+	}
+	r.subs[s] = struct{}{}
+	var open []map[string]any
+	for _, c := range r.confirms {
+		open = append(open, c.info)
+	}
+	sort.Slice(open, func(i, j int) bool { return fmt.Sprint(open[i]["confirm"]) < fmt.Sprint(open[j]["confirm"]) })
+	return s, open
+}
+
+func (r *daemonRun) unsubscribe(s *subscriber) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.subs[s]; ok {
+		delete(r.subs, s)
+		close(s.ch)
+	}
+}
+
+// confirm asks the run's clients: a confirm.ask to every run.events
+// subscriber, answered by confirm.answer; nobody answering, the run waits
+// (as at a terminal) until it is cancelled or its deadline passes.
+func (r *daemonRun) confirm(ctx context.Context, req guard.Request, dec guard.Decision) (bool, bool, string) {
+	r.mu.Lock()
+	r.confirmSeq++
+	id := "c" + strconv.Itoa(r.confirmSeq)
+	kind := "ordinary"
+	if dec.Verdict == guard.SecurityConfirm {
+		kind = "security"
+	}
+	info := map[string]any{"run": r.id, "confirm": id, "tool": req.Tool, "args": redactedArgs(req), "reason": dec.Reason,
+		"checker": dec.Checker, "kind": kind, "always_offered": dec.Verdict == guard.Confirm}
+	pc := &pendingConfirm{info: info, reply: make(chan confirmReply, 1)}
+	r.confirms[id] = pc
+	r.broadcast(store.Event{Type: "confirm.ask", Time: time.Now(), Data: info})
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.confirms, id)
+		r.mu.Unlock()
+	}()
+	select {
+	case a := <-pc.reply:
+		return a.yes, a.always && dec.Verdict == guard.Confirm, a.note
+	case <-ctx.Done():
+		return false, false, ""
+	}
+}
+
+func (r *daemonRun) answer(id string, a confirmReply) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pc, ok := r.confirms[id]
+	if !ok {
+		return false
+	}
+	delete(r.confirms, id)
+	pc.reply <- a
+	return true
+}
+
+// finish records how the run ended and ends its subscriptions (after the
+// last event: the sinks run before execute returns).
+func (r *daemonRun) finish(out session.Outcome, err error) {
+	r.mu.Lock()
+	r.status, r.outcome, r.endedAt = out.Status, out.Text, time.Now()
+	if err != nil && r.status == "" {
+		r.status, r.outcome = "failed", err.Error()
+	}
+	for s := range r.subs {
+		close(s.ch)
+		delete(r.subs, s)
+	}
+	r.mu.Unlock()
+	close(r.done)
+}
+
+// redactedArgs are a request's arguments as a confirm shows them: strings
+// cut to a readable length.
+func redactedArgs(req guard.Request) map[string]any {
+	out := map[string]any{}
+	for k, v := range req.Args {
+		if s, ok := v.(string); ok && len(s) > 4000 {
+			v = s[:4000] + "…"
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,475 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nodwyn/nodwyn/internal/rpc"
+	"github.com/nodwyn/nodwyn/internal/sandbox"
+	"github.com/nodwyn/nodwyn/internal/store"
+)
+
+// testDaemon is a nodwyn daemon on a socket of its own, in this process,
+// with a home of its own.
+type testDaemon struct {
+	t      *testing.T
+	home   string
+	data   string
+	sock   string
+	stderr *syncBuffer
+	done   chan int
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startDaemon(t *testing.T, home string) *testDaemon {
+	t.Helper()
+	d := &testDaemon{t: t, home: home, data: filepath.Join(home, ".local", "share", "nodwyn"),
+		sock: filepath.Join(home, "run", "daemon.sock"), stderr: &syncBuffer{}, done: make(chan int, 1)}
+	go func() {
+		d.done <- Main([]string{"daemon", "--no-keychain", "--socket", d.sock}, strings.NewReader(""), &bytes.Buffer{}, d.stderr, homeEnv(home))
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(tokenPath(d.data, d.sock)); err == nil {
+			if _, err := os.Stat(d.sock); err == nil {
+				t.Cleanup(d.stop)
+				return d
+			}
+		}
+		select {
+		case code := <-d.done:
+			t.Fatalf("the daemon exited %d: %s", code, d.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("the daemon did not start: %s", d.stderr)
+	return nil
+}
+
+func (d *testDaemon) stop() {
+	c, err := dialDaemon(context.Background(), d.data, d.sock, nil)
+	if err == nil {
+		c.Call(context.Background(), "daemon.stop", nil, nil)
+		c.Close()
+	}
+	select {
+	case code := <-d.done:
+		if code != 0 {
+			d.t.Errorf("the daemon exited %d: %s", code, d.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		d.t.Errorf("the daemon did not stop: %s", d.stderr)
+	}
+}
+
+// follower is a client following one run's events.
+type follower struct {
+	mu       sync.Mutex
+	events   []store.Event
+	confirms []map[string]any
+	c        *rpc.Client
+}
+
+func (d *testDaemon) client(f *follower) *rpc.Client {
+	d.t.Helper()
+	var on func(string, json.RawMessage)
+	if f != nil {
+		on = func(method string, params json.RawMessage) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			switch method {
+			case "run.event":
+				var p struct {
+					Event store.Event `json:"event"`
+				}
+				json.Unmarshal(params, &p)
+				f.events = append(f.events, p.Event)
+			case "confirm.ask":
+				var m map[string]any
+				json.Unmarshal(params, &m)
+				f.confirms = append(f.confirms, m)
+			}
+		}
+	}
+	c, err := dialDaemon(context.Background(), d.data, d.sock, on)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.t.Cleanup(func() { c.Close() })
+	if f != nil {
+		f.c = c
+	}
+	return c
+}
+
+func (d *testDaemon) call(c *rpc.Client, method string, params any) map[string]any {
+	d.t.Helper()
+	var res map[string]any
+	if err := c.Call(context.Background(), method, params, &res); err != nil {
+		d.t.Fatalf("%s: %v\n%s", method, err, d.stderr)
+	}
+	return res
+}
+
+func daemonProject(t *testing.T, script string) (home, proj, scriptPath string) {
+	t.Helper()
+	home = t.TempDir()
+	proj = filepath.Join(home, "proj")
+	os.MkdirAll(proj, 0o755)
+	os.WriteFile(filepath.Join(proj, "a.txt"), []byte("a\n"), 0o644)
+	scriptPath = filepath.Join(home, "m.script")
+	os.WriteFile(scriptPath, []byte(script), 0o644)
+	return home, proj, scriptPath
+}
+
+func (d *testDaemon) waitEnd(c *rpc.Client, id string) map[string]any {
+	d.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		st := d.call(c, "run.state", map[string]any{"id": id})
+		if st["status"] != "running" {
+			return st
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	d.t.Fatalf("run %s did not end", id)
+	return nil
+}
+
+// Two runs at once, each its own session; run.state and run.list say what
+// they are; sandbox mode is recorded as the run asked for it.
+func TestDaemonRunsTwoAtOnce(t *testing.T) {
+	home, proj, script := daemonProject(t, "> reply\ncall shell-exec {\"command\": \"sleep 0.5; echo slept\"}\n> reply\nDone.\n> reply\nChecked: done.\n")
+	proj2 := filepath.Join(home, "proj2")
+	os.MkdirAll(proj2, 0o755)
+	d := startDaemon(t, home)
+	c := d.client(nil)
+	a := d.call(c, "run.start", map[string]any{"folder": proj, "instruction": "one", "script": script, "sandbox": "container"})
+	b := d.call(c, "run.start", map[string]any{"folder": proj2, "instruction": "two", "script": script, "unattended": true})
+	if a["id"] == b["id"] || a["id"] == "" {
+		t.Fatalf("ids %v %v", a, b)
+	}
+	both := 0
+	for range 50 {
+		sa := d.call(c, "run.state", map[string]any{"id": a["id"]})
+		sb := d.call(c, "run.state", map[string]any{"id": b["id"]})
+		if sa["status"] == "running" && sb["status"] == "running" {
+			both++
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if both == 0 {
+		t.Error("the two runs were never running at the same time")
+	}
+	sa, sb := d.waitEnd(c, a["id"].(string)), d.waitEnd(c, b["id"].(string))
+	if sa["status"] != "finished" || sb["status"] != "finished" {
+		t.Fatalf("outcomes: %v / %v\n%s", sa, sb, d.stderr)
+	}
+	if sa["sandbox"] != "container" || sa["yolo"] != true || sb["sandbox"] != nil || sb["folder"] != proj2 || sa["tool_calls"] != 1.0 {
+		t.Errorf("states: %v / %v", sa, sb)
+	}
+	list := d.call(c, "run.list", nil)
+	if runs, _ := list["runs"].([]any); len(runs) != 2 {
+		t.Errorf("run.list: %v", list)
+	}
+	// A resume that does not say sandbox again is not in sandbox mode.
+	r := d.call(c, "run.resume", map[string]any{"id": a["id"], "instruction": "and more", "script": script, "unattended": true})
+	if r["id"] != a["id"] {
+		t.Fatalf("resume: %v", r)
+	}
+	if st := d.waitEnd(c, a["id"].(string)); st["sandbox"] != nil || st["status"] != "finished" {
+		t.Errorf("after a resume without sandbox: %v", st)
+	}
+}
+
+// run.events replays from a sequence number and then goes live: a client
+// that disconnects and asks again from where it stopped misses nothing
+// and sees nothing twice.
+func TestDaemonEventsResumeAfterADisconnect(t *testing.T) {
+	home, proj, script := daemonProject(t, "> reply\ncall shell-exec {\"command\": \"echo one\"}\n> reply\ncall shell-exec {\"command\": \"sleep 0.6; echo two\"}\n> reply\ncall shell-exec {\"command\": \"echo three\"}\n> reply\nDone.\n")
+	d := startDaemon(t, home)
+	c := d.client(nil)
+	id := d.call(c, "run.start", map[string]any{"folder": proj, "instruction": "go", "script": script, "unattended": true})["id"].(string)
+	// The first client follows until it has seen "one", then goes away.
+	f1 := &follower{}
+	c1 := d.client(f1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go c1.Call(ctx, "run.events", map[string]any{"id": id}, nil)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		f1.mu.Lock()
+		seen := len(f1.events) > 0 && strings.Contains(f1.events[len(f1.events)-1].Type+jsonOf(f1.events), "one")
+		f1.mu.Unlock()
+		if seen {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	c1.Close()
+	f1.mu.Lock()
+	got := append([]store.Event(nil), f1.events...)
+	f1.mu.Unlock()
+	if len(got) == 0 {
+		t.Fatal("the first client saw nothing")
+	}
+	next := got[len(got)-1].Seq + 1
+	f2 := &follower{}
+	c2 := d.client(f2)
+	var res map[string]any
+	if err := c2.Call(context.Background(), "run.events", map[string]any{"id": id, "since": next}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res["ended"] != true || res["status"] != "finished" {
+		t.Errorf("run.events ended with %v", res)
+	}
+	f2.mu.Lock()
+	got = append(got, f2.events...)
+	f2.mu.Unlock()
+	logged, err := store.ReadLog(filepath.Join(d.data, "sessions", id, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(logged) {
+		t.Fatalf("the two clients saw %d events, the log has %d", len(got), len(logged))
+	}
+	for i := range got {
+		if got[i].Seq != logged[i].Seq || got[i].Type != logged[i].Type {
+			t.Errorf("event %d: %d %s, the log's %d %s", i, got[i].Seq, got[i].Type, logged[i].Seq, logged[i].Type)
+		}
+	}
+	if res["next"] != float64(logged[len(logged)-1].Seq+1) {
+		t.Errorf("next %v, the log ends at %d", res["next"], logged[len(logged)-1].Seq)
+	}
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// A confirm is asked of the run's clients and answered over RPC: yes, no
+// with a note the model reads, always (the same line again runs unasked).
+func TestDaemonConfirmsAnsweredOverRPC(t *testing.T) {
+	home, proj, script := daemonProject(t, `> reply
+call shell-exec {"command": "rm -rf build"}
+> reply
+call shell-exec {"command": "rm -rf dist"}
+> reply
+call shell-exec {"command": "rm -rf cache"}
+> reply
+call shell-exec {"command": "rm -rf cache"}
+> reply
+Done.
+`)
+	d := startDaemon(t, home)
+	c := d.client(nil)
+	id := d.call(c, "run.start", map[string]any{"folder": proj, "instruction": "clean", "script": script})["id"].(string)
+	f := &follower{}
+	fc := d.client(f)
+	evDone := make(chan error, 1)
+	go func() { evDone <- fc.Call(context.Background(), "run.events", map[string]any{"id": id}, nil) }()
+	answers := []map[string]any{{"answer": "yes"}, {"answer": "no", "note": "keep dist, the release needs it"}, {"answer": "always"}}
+	for i, a := range answers {
+		var ask map[string]any
+		deadline := time.Now().Add(20 * time.Second)
+		for ask == nil && time.Now().Before(deadline) {
+			f.mu.Lock()
+			if len(f.confirms) > i {
+				ask = f.confirms[i]
+			}
+			f.mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+		}
+		if ask == nil {
+			t.Fatalf("confirm %d was never asked: %s", i, d.stderr)
+		}
+		st := d.call(c, "run.state", map[string]any{"id": id})
+		if open, _ := st["confirms"].([]any); len(open) != 1 {
+			t.Errorf("run.state's open confirms: %v", st["confirms"])
+		}
+		a["run"], a["confirm"] = id, ask["confirm"]
+		d.call(c, "confirm.answer", a)
+		// The same confirm cannot be answered twice.
+		var e *rpc.Error
+		if err := c.Call(context.Background(), "confirm.answer", a, nil); !errors.As(err, &e) || e.Code != rpc.CodeNotFound {
+			t.Errorf("a second answer: %v", err)
+		}
+	}
+	st := d.waitEnd(c, id)
+	if err := <-evDone; err != nil {
+		t.Fatal(err)
+	}
+	if st["status"] != "finished" {
+		t.Fatalf("status %v", st)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.confirms) != 3 {
+		t.Errorf("%d confirms asked; the fourth call (rm -rf cache again) should have run on the standing approval", len(f.confirms))
+	}
+	var results []string
+	for _, ev := range f.events {
+		if ev.Type == "tool.result" {
+			results = append(results, jsonOf(ev.Data["output"]))
+		}
+	}
+	if len(results) != 4 || !strings.Contains(results[1], "keep dist, the release needs it") || strings.Contains(results[0], "not run") {
+		t.Errorf("results: %q", results)
+	}
+}
+
+// run.cancel stops a running run: it is interrupted, and resumable.
+func TestDaemonCancel(t *testing.T) {
+	home, proj, script := daemonProject(t, "> reply\ncall shell-exec {\"command\": \"sleep 30\"}\n> reply\nDone.\n")
+	d := startDaemon(t, home)
+	c := d.client(nil)
+	id := d.call(c, "run.start", map[string]any{"folder": proj, "instruction": "wait", "script": script, "unattended": true})["id"].(string)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if st := d.call(c, "run.state", map[string]any{"id": id}); st["tool_calls"] == 1.0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	st := d.call(c, "run.cancel", map[string]any{"id": id})
+	if st["status"] != "interrupted" || st["resumable"] != true || time.Since(start) > 10*time.Second {
+		t.Errorf("after run.cancel (%s): %v", time.Since(start), st)
+	}
+	var e *rpc.Error
+	if err := c.Call(context.Background(), "run.cancel", map[string]any{"id": id}, nil); !errors.As(err, &e) || e.Code != rpc.CodeConflict {
+		t.Errorf("cancelling an ended run: %v", err)
+	}
+}
+
+// What run.start refuses, it refuses with the words nodwyn run would use,
+// naming the parameter; a parameter it does not have is an error.
+func TestDaemonStartRefusals(t *testing.T) {
+	home, proj, script := daemonProject(t, "> reply\nDone.\n")
+	d := startDaemon(t, home)
+	c := d.client(nil)
+	for _, k := range []struct {
+		params map[string]any
+		code   int
+		says   string
+	}{
+		{map[string]any{"instruction": "x"}, rpc.CodeInvalidParams, "missing parameter folder"},
+		{map[string]any{"folder": "proj", "instruction": "x"}, rpc.CodeInvalidParams, "folder must be an absolute path"},
+		{map[string]any{"folder": proj, "instruction": "x", "colour": "red"}, rpc.CodeInvalidParams, "unknown parameter colour"},
+		{map[string]any{"folder": proj, "instruction": "x", "sandbox": "vm", "script": script}, rpc.CodeInvalidParams, "the only value is 'container'"},
+		{map[string]any{"folder": proj, "instruction": "x", "timeout": "soon"}, rpc.CodeInvalidParams, "is not a duration"},
+		{map[string]any{"folder": home, "instruction": "x", "script": script}, rpc.CodeInvalidParams, ""},
+		{map[string]any{"id": "nope"}, rpc.CodeInvalidParams, "unknown parameter id"},
+	} {
+		var e *rpc.Error
+		err := c.Call(context.Background(), "run.start", k.params, nil)
+		if !errors.As(err, &e) || e.Code != k.code || !strings.Contains(e.Message, k.says) {
+			t.Errorf("run.start %v: %v, want code %d saying %q", k.params, err, k.code, k.says)
+		}
+	}
+	var e *rpc.Error
+	if err := c.Call(context.Background(), "run.state", map[string]any{"id": "no-such-run"}, nil); !errors.As(err, &e) || e.Code != rpc.CodeNotFound {
+		t.Errorf("run.state of nothing: %v", err)
+	}
+	if err := c.Call(context.Background(), "run.frobnicate", nil, nil); !errors.As(err, &e) || e.Code != rpc.CodeMethodNotFound {
+		t.Errorf("an unknown method: %v", err)
+	}
+}
+
+// A session a daemon held when it died (saved as running, held by no one)
+// is listed as interrupted and resumable.
+func TestDaemonListsWhatADeadDaemonLeft(t *testing.T) {
+	home, proj, _ := daemonProject(t, "")
+	st, err := store.Open(filepath.Join(home, ".local", "share", "nodwyn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveState(&store.SessionState{ID: "20261203-000000-dead", Folder: proj, Instruction: "x", Status: "running", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, home)
+	c := d.client(nil)
+	s := d.call(c, "run.state", map[string]any{"id": "20261203-000000-dead"})
+	if s["status"] != "interrupted" || s["resumable"] != true {
+		t.Errorf("run.state: %v", s)
+	}
+	if !strings.Contains(jsonOf(d.call(c, "run.list", nil)), "20261203-000000-dead") {
+		t.Error("run.list does not show it")
+	}
+}
+
+// The daemon does not serve the processes its runs start: a descendant of
+// the daemon, or a process carrying a run's mark, is refused; the
+// person's own processes are served.
+func TestDaemonRefusesItsRunsProcesses(t *testing.T) {
+	d := &daemon{}
+	child := exec.Command("sleep", "5")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	if err := d.admit(rpc.Peer{PID: child.Process.Pid}); err == nil {
+		t.Error("a child of the daemon was admitted")
+	}
+	marked := exec.Command("sleep", "5")
+	marked.Env = []string{sandbox.MarkEnv + "=x"}
+	setsid := exec.Command("setsid", "-f", "sh", "-c", "exec sleep 5")
+	setsid.Env = []string{sandbox.MarkEnv + "=x", "PATH=" + os.Getenv("PATH")}
+	if err := setsid.Run(); err != nil {
+		t.Skip("no setsid:", err)
+	}
+	// The setsid child has left the daemon's tree; its mark still names it.
+	out, _ := exec.Command("pgrep", "-f", "^sleep 5$", "-n").Output()
+	var pid int
+	for _, f := range strings.Fields(string(out)) {
+		pid = atoiOr(f)
+	}
+	if pid > 0 && pid != child.Process.Pid {
+		if err := d.admit(rpc.Peer{PID: pid}); err == nil {
+			t.Error("a setsid process with a run's mark was admitted")
+		}
+		p, _ := os.FindProcess(pid)
+		p.Kill()
+	}
+	if err := d.admit(rpc.Peer{PID: os.Getppid()}); err != nil {
+		t.Errorf("the test's parent (not the daemon's) was refused: %v", err)
+	}
+}
+
+func atoiOr(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
