@@ -560,7 +560,8 @@ func (an *analyzer) opts(args []string, ro role, roles map[string]role, fn func(
 				}
 			case roleScriptFile:
 				an.judge(v, roleOperand)
-			case roleRun:
+			case roleRun: // and a path it names (nc -e /bin/sh)
+				an.judge(v, roleOperand)
 				an.script(v, nil)
 			}
 			if fn != nil {

@@ -227,7 +227,7 @@ func (an *analyzer) gitConfig(kv string) {
 var (
 	tarRun          = "run: --to-command --use-compress-program -I --info-script --new-volume-script -F --rsh-command --rmt-command"
 	tarExtractRoles = optRoles(tarRun, "value: --checkpoint-action", "write: -C --directory", "read: -f --file", "text: --exclude")
-	tarCreateRoles  = optRoles(tarRun, "value: --checkpoint-action -T --files-from", "write: -f --file")
+	tarCreateRoles  = optRoles(tarRun, "value: --checkpoint-action", "tree: -T --files-from", "write: -f --file")
 )
 
 // tar judges tar by its options' roles, in old-style bundles (czf) and
@@ -534,6 +534,8 @@ func (an *analyzer) network(base string, args []string, stdin string) string {
 	}
 	plain := an.opts(args, ro, lookup(base).roles, func(opt string, r role, v string) {
 		switch {
+		case opt == "--files-from":
+			an.listFile(v, "")
 		case r != roleValue:
 		case opt == "-o": // ssh -o Key=value
 			k, v, _ := strings.Cut(v, "=")
@@ -543,8 +545,6 @@ func (an *analyzer) network(base string, args []string, stdin string) string {
 			case "identityfile", "userknownhostsfile", "certificatefile", "controlpath":
 				an.judge(v, roleOperand)
 			}
-		case opt == "--files-from":
-			an.listFile(v, "")
 		default: // curl's data and forms: @file, <file
 			if i := strings.Index(v, "@"); i >= 0 {
 				f, _, _ := strings.Cut(v[i+1:], ";")

@@ -92,7 +92,7 @@ var programs map[string]*cmdSpec
 func init() {
 	var (
 		netTool   = &cmdSpec{network: true, parse: (*analyzer).network}
-		copyRoles = optRoles("read: -i -F", "run: -e -S --rsh --rsync-path", "value: --files-from")
+		copyRoles = optRoles("read: -i -F --files-from", "run: -e -S --rsh --rsync-path")
 		ssh       = &cmdSpec{network: true, roles: optRoles("read: -i -F -S -E", "value: -o"), parse: (*analyzer).network}
 		netcat    = &cmdSpec{network: true, roles: optRoles("run: -e -c --exec --sh-exec"), parse: (*analyzer).network}
 		decoder   = &cmdSpec{out: outBuilt}
@@ -179,7 +179,7 @@ func init() {
 		"zip": {rec: recAlways, stdinList: "-@"},
 		"7z":  sevenZ, "7za": sevenZ,
 		"cpio":   {rec: recAlways, stdinList: "-"},
-		"rsync":  {rec: recAlways, writes: writesLast, parse: (*analyzer).rsync},
+		"rsync":  {rec: recAlways, writes: writesLast, roles: copyRoles, parse: (*analyzer).rsync},
 		"restic": archiver, "borg": archiver, "duplicity": archiver, "mksquashfs": archiver,
 		"cp": copier, "mv": mover, "install": mover, "ditto": mover, "patch": mover,
 		"diff":  {rec: recFlag},
