@@ -14,9 +14,8 @@ var updateVerdicts = flag.Bool("update-verdicts", false, "rewrite testdata/verdi
 // TestVerdictsAreAsRecorded judges the lines of testdata/verdicts.txt,
 // which exercise each program's options in their separate, attached and
 // "=" forms, in both modes and compares the verdicts with those recorded
-// there (go test ./internal/guard/ -run TestVerdictsAreAsRecorded
-// -update-verdicts rewrites
-// them; read the diff before committing it).
+// there. go test ./internal/guard/ -run TestVerdictsAreAsRecorded
+// -update-verdicts rewrites them; read the diff before committing it.
 func TestVerdictsAreAsRecorded(t *testing.T) {
 	e := newTestEnv(t)
 	path := filepath.Join("testdata", "verdicts.txt")
