@@ -130,7 +130,7 @@ func guardRequest(tool, line string) (guard.Request, error) {
 			switch {
 			case p.Role == prim.Command && cmd == "":
 				cmd = p.Name
-			case (p.Role == prim.PathRead || p.Role == prim.PathWrite) && path == "":
+			case (p.Role == prim.PathRead || p.Role == prim.PathSearch || p.Role == prim.PathWrite) && path == "":
 				path = p.Name
 			case p.Required && p.Type == prim.String:
 				req.Args[p.Name] = ""

@@ -104,13 +104,14 @@ type argvResult struct {
 // Name is the checker's name.
 func (a *ArgvTrigger) Name() string { return "ArgvTrigger" }
 
-// Check judges the command line of shell-exec, shell-start, self-check and
-// run-tests.
+// Check judges the command line of a tool that runs one (its parameter
+// with the command role: shell-exec, shell-start, self-check, run-tests).
 func (a *ArgvTrigger) Check(_ context.Context, req Request) Decision {
-	if !isShell(req) {
+	line, ok := commandLine(req)
+	if !ok {
 		return Decision{}
 	}
-	d := a.analyze(argString(req, "command")).decision
+	d := a.analyze(line).decision
 	if d.Verdict != Allow {
 		d.Checker = a.Name()
 	}

@@ -236,7 +236,7 @@ func (d *PathDenylist) Check(_ context.Context, req Request) Decision {
 	}
 	// fs-find and index-grep start below a pattern's literal leading
 	// directories (homelnk/.ssh/* starts in ~/.ssh): judge where.
-	if pat := argString(req, map[string]string{"fs-find": "pattern", "index-grep": "glob"}[req.Tool]); pat != "" && !filepath.IsAbs(pat) && !strings.Contains(pat, "..") {
+	if _, pat := patternOf(req); pat != "" && !filepath.IsAbs(pat) && !strings.Contains(pat, "..") {
 		lit := abs
 		segs := strings.Split(filepath.ToSlash(pat), "/")
 		for _, c := range segs[:len(segs)-1] {
@@ -253,7 +253,7 @@ func (d *PathDenylist) Check(_ context.Context, req Request) Decision {
 		}
 	}
 	if denied, why := d.Denied(abs); denied {
-		if req.Tool == "fs-find" || req.Tool == "index-grep" || req.Tool == "git-diff" {
+		if isSearch(req) {
 			if dd, _ := d.deniedDir(abs); !dd {
 				return Decision{}
 			}

@@ -387,9 +387,13 @@ type Role string
 
 // The roles a parameter can have.
 const (
-	// RolePathRead is a file or directory the tool reads or searches
-	// (the denylist, the repository pin).
+	// RolePathRead is a file or directory the tool reads (the denylist,
+	// the repository pin).
 	RolePathRead Role = "path-read"
+	// RolePathSearch is a directory the tool walks, leaving out what the
+	// denylist denies (prim.Options.Deny): it may start above a denied
+	// directory, never inside one.
+	RolePathSearch Role = "path-search"
 	// RolePathWrite is a file the tool writes (also ProtectedPaths,
 	// ScratchWrites).
 	RolePathWrite Role = "path-write"
@@ -424,12 +428,12 @@ func DefaultTools() []ToolParam {
 		{"fs-edit", "path", RolePathWrite, true},
 		{"fs-edit", "new", RoleContent, true},
 		{"fs-find", "pattern", RolePattern, true},
-		{"fs-find", "path", RolePathRead, false},
-		{"index-grep", "path", RolePathRead, false},
+		{"fs-find", "path", RolePathSearch, false},
+		{"index-grep", "path", RolePathSearch, false},
 		{"index-grep", "glob", RolePattern, false},
 		{"self-check", "command", RoleCommand, false},
 		{"run-tests", "command", RoleCommand, true},
-		{"git-diff", "path", RolePathRead, false},
+		{"git-diff", "path", RolePathSearch, false},
 	}
 }
 
@@ -471,7 +475,21 @@ func rolesOf(req Request) roles {
 
 // pathParam is the tool's path parameter, if it has one.
 func pathParam(req Request) (ToolParam, bool) {
-	return rolesOf(req).param(req.Tool, RolePathRead, RolePathWrite)
+	return rolesOf(req).param(req.Tool, RolePathRead, RolePathSearch, RolePathWrite)
+}
+
+// isSearch: the tool walks below its path and leaves out what is denied.
+func isSearch(req Request) bool {
+	_, ok := rolesOf(req).param(req.Tool, RolePathSearch)
+	return ok
+}
+
+// patternOf is the tool's pattern parameter and its value, if it has one.
+func patternOf(req Request) (name, pat string) {
+	if p, ok := rolesOf(req).param(req.Tool, RolePattern); ok {
+		return p.Param, argString(req, p.Param)
+	}
+	return "", ""
 }
 
 // isWrite: the tool writes the file its path names.

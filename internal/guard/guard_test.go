@@ -135,6 +135,9 @@ func TestAToolGetsItsRolesFromTheOptions(t *testing.T) {
 		ToolParam{Tool: "x-put", Param: "body", Role: RoleContent},
 		ToolParam{Tool: "x-scan", Param: "root", Role: RolePathRead},
 		ToolParam{Tool: "x-run", Param: "command", Role: RoleCommand, Required: true},
+		ToolParam{Tool: "x-exec", Param: "line", Role: RoleCommand, Required: true},
+		ToolParam{Tool: "x-walk", Param: "under", Role: RolePathSearch},
+		ToolParam{Tool: "x-walk", Param: "match", Role: RolePattern},
 	)
 	g, plain := New(o), e.guard(false)
 	const token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -150,6 +153,11 @@ func TestAToolGetsItsRolesFromTheOptions(t *testing.T) {
 		{Request{"x-put", map[string]any{"target": "notes.txt", "body": "token " + token}, nil}, SecurityConfirm, "ContentScan"},
 		{Request{"x-scan", map[string]any{}, nil}, Allow, ""}, // an optional path is the folder
 		{Request{"x-run", map[string]any{"command": "cat ~/.ssh/id_rsa"}, nil}, Refuse, "ArgvTrigger"},
+		// A command parameter of another name, a search tool's pattern:
+		// the roles say which parameter is what.
+		{Request{"x-exec", map[string]any{"line": "cat ~/.ssh/id_rsa"}, nil}, Refuse, "ArgvTrigger"},
+		{Request{"x-walk", map[string]any{"match": "../../*"}, nil}, Refuse, "RepoPin"},
+		{Request{"x-walk", map[string]any{"under": e.Folder, "match": "**/*.go"}, nil}, Allow, ""},
 	} {
 		d := g.Check(bg, c.req)
 		if d.Verdict != c.verdict || (c.checker != "" && d.Checker != c.checker) {
@@ -157,6 +165,25 @@ func TestAToolGetsItsRolesFromTheOptions(t *testing.T) {
 		}
 		if d := plain.Check(bg, c.req); d.Verdict != Allow {
 			t.Errorf("%s without its roles: %v by %s", c.req.Tool, d.Verdict, d.Checker)
+		}
+	}
+	// In sandbox mode a search tool may start above ~/.ssh (it leaves
+	// denied files out), never in it, nor with a pattern that starts there;
+	// a tool that reads its path may not read there either way.
+	so := o
+	so.Sandbox = true
+	sg := New(so)
+	for _, c := range []struct {
+		req     Request
+		verdict Verdict
+	}{
+		{Request{"x-walk", map[string]any{"under": e.Home, "match": "*.txt"}, nil}, Allow},
+		{Request{"x-walk", map[string]any{"under": e.Home, "match": ".ssh/*"}, nil}, Refuse},
+		{Request{"x-walk", map[string]any{"under": filepath.Join(e.Home, ".ssh")}, nil}, Refuse},
+		{Request{"x-peek", map[string]any{"file": filepath.Join(e.Home, ".ssh")}, nil}, Refuse},
+	} {
+		if d := sg.Check(bg, c.req); d.Verdict != c.verdict {
+			t.Errorf("sandbox mode: %s %v: %v by %s (%s), want %v", c.req.Tool, c.req.Args, d.Verdict, d.Checker, d.Reason, c.verdict)
 		}
 	}
 	scratch := Request{Tool: "x-put", Args: map[string]any{"target": filepath.Join(e.Scratch, "f")}}

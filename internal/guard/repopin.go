@@ -81,15 +81,7 @@ func (p *RepoPin) inside(abs string, absolute bool) bool {
 // checkPattern refuses an fs-find pattern or an index-grep glob that
 // leaves the directory it searches: patterns are relative to path.
 func (p *RepoPin) checkPattern(req Request) Decision {
-	var name, pat string
-	switch req.Tool {
-	case "fs-find":
-		name, pat = "pattern", argString(req, "pattern")
-	case "index-grep":
-		name, pat = "glob", argString(req, "glob")
-	default:
-		return Decision{}
-	}
+	name, pat := patternOf(req)
 	if pat == "" {
 		return Decision{}
 	}

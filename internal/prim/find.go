@@ -21,7 +21,7 @@ const maxFindResults = 1000
 func init() {
 	Register(Tool{Name: "fs-find", Order: 33, Run: (*Tools).fsFind, Params: []Param{
 		{Name: "pattern", Type: String, Desc: "glob, e.g. **/*.go", Role: Pattern, Required: true},
-		{Name: "path", Type: String, Desc: "directory to search", Role: PathRead},
+		{Name: "path", Type: String, Desc: "directory to search", Role: PathSearch},
 	}})
 }
 

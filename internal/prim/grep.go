@@ -30,7 +30,7 @@ const (
 func init() {
 	Register(Tool{Name: "index-grep", Order: 34, Run: (*Tools).indexGrep, Params: []Param{
 		{Name: "pattern", Type: String, Desc: "Go regexp", Required: true},
-		{Name: "path", Type: String, Desc: "where to search", Role: PathRead},
+		{Name: "path", Type: String, Desc: "where to search", Role: PathSearch},
 		{Name: "glob", Type: String, Desc: "glob filter on paths", Role: Pattern},
 		{Name: "ignore_case", Type: Boolean, Desc: "case-insensitive"},
 	}})

@@ -60,12 +60,13 @@ type Role string
 
 // The roles. A path parameter that is not Required defaults to the folder.
 const (
-	NoRole    Role = ""
-	PathRead  Role = "path-read"  // a file or directory the tool reads or searches
-	PathWrite Role = "path-write" // a file the tool writes
-	Command   Role = "command"    // a command line the tool runs
-	Pattern   Role = "pattern"    // a glob matched below the tool's path
-	Content   Role = "content"    // text the tool writes (scanned for credentials)
+	NoRole     Role = ""
+	PathRead   Role = "path-read"   // a file or directory the tool reads
+	PathSearch Role = "path-search" // a directory the tool walks, leaving out what Options.Deny denies
+	PathWrite  Role = "path-write"  // a file the tool writes
+	Command    Role = "command"     // a command line the tool runs
+	Pattern    Role = "pattern"     // a glob matched below the tool's path
+	Content    Role = "content"     // text the tool writes (scanned for credentials)
 )
 
 var (

@@ -29,7 +29,7 @@ func (s *Session) addToolResult(id, name, text string, isErr bool) {
 // (guard.Options.Tools): the guard judges each tool by them.
 func guardTools() []guard.ToolParam {
 	roles := map[prim.Role]guard.Role{
-		prim.PathRead: guard.RolePathRead, prim.PathWrite: guard.RolePathWrite,
+		prim.PathRead: guard.RolePathRead, prim.PathSearch: guard.RolePathSearch, prim.PathWrite: guard.RolePathWrite,
 		prim.Command: guard.RoleCommand, prim.Pattern: guard.RolePattern, prim.Content: guard.RoleContent,
 	}
 	var out []guard.ToolParam
