@@ -651,7 +651,7 @@ func (an *analyzer) su(base string, args []string, stdin string) string {
 // rsync to or from another host is a network tool, otherwise a copy.
 func (an *analyzer) rsync(base string, args []string, stdin string) string {
 	if slices.ContainsFunc(args, remote) {
-		an.find(Confirm, "rsync reaches the network; a person is asked, since what it sends leaves the machine")
+		an.reaches(base)
 		return an.network(base, args, stdin)
 	}
 	return an.generic(base, args, stdin)
@@ -669,13 +669,6 @@ func (an *analyzer) rm(base string, args []string, stdin string) string {
 		an.find(Confirm, "rm -rf removes a whole tree for good; a person is asked")
 	}
 	return an.generic(base, args, stdin)
-}
-
-// destroys: mkfs and its kin wipe their target.
-func (an *analyzer) destroys(base string, args []string, stdin string) string {
-	an.find(Confirm, base+" destroys what is on its target; a person is asked")
-	an.generic(base, args, stdin)
-	return ""
 }
 
 // dd reads if= and writes of=.

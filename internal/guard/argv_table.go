@@ -1,7 +1,6 @@
 package guard
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -35,7 +34,8 @@ type cmdSpec struct {
 	// archives from its standard input ("-" always, "" never).
 	stdinList string
 	// network: an ordinary confirm, since what it sends leaves the
-	// machine; confirm: an ordinary confirm's reason (a hard trigger).
+	// machine; confirm: an ordinary confirm's reason (a hard trigger),
+	// after the program's name.
 	network bool
 	confirm string
 	parse   func(an *analyzer, base string, args []string, stdin string) string
@@ -101,7 +101,7 @@ func init() {
 		names     = &cmdSpec{parse: (*analyzer).namesOnly}
 		touches   = &cmdSpec{writes: writesOperands}
 		copier    = &cmdSpec{rec: recFlag, writes: writesLast}
-		destroyer = &cmdSpec{writes: writesOperands, parse: (*analyzer).destroys}
+		destroyer = &cmdSpec{writes: writesOperands, confirm: "destroys what is on its target; a person is asked"}
 		grepRoles = optRoles("script: -e --regexp", "script-file: -f --file", "value: --pre",
 			"text: -g --glob -t --type -m -A -B -C --max-count --include --exclude")
 		grepper   = &cmdSpec{rec: recFlag, roles: grepRoles, parse: (*analyzer).grep}
@@ -244,10 +244,10 @@ func lookup(base string) *cmdSpec {
 // program judges a program by its spec.
 func (an *analyzer) program(sp *cmdSpec, base string, args []string, stdin string) string {
 	if sp.network {
-		an.find(Confirm, fmt.Sprintf("%s reaches the network; a person is asked, since what it sends leaves the machine", base))
+		an.reaches(base)
 	}
 	if sp.confirm != "" {
-		an.find(Confirm, sp.confirm)
+		an.find(Confirm, base+" "+sp.confirm)
 	}
 	switch {
 	case sp.parse != nil:
@@ -256,6 +256,11 @@ func (an *analyzer) program(sp *cmdSpec, base string, args []string, stdin strin
 		return an.wrapped(sp, args, stdin)
 	}
 	return an.generic(base, args, stdin)
+}
+
+// reaches is the ordinary confirm of a program that reaches the network.
+func (an *analyzer) reaches(base string) {
+	an.find(Confirm, base+" reaches the network; a person is asked, since what it sends leaves the machine")
 }
 
 // wrapped looks through a wrapper to the command it runs: in the
