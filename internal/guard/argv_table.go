@@ -7,7 +7,8 @@ import (
 
 // What the analysis knows of a program is one cmdSpec in programs, read
 // by one function (program); a program whose arguments need a parser of its
-// own names it in parse. Programs that share what is known of them share
+// own names it in parse, which reads what else its spec says (roles, rec)
+// and makes its output. Programs that share what is known of them share
 // one spec value (the awks, the plain wrappers). The shell's own builtins
 // that change its state (cd, export, set, read, eval, source, …) are code
 // (builtin), not entries.
@@ -106,10 +107,10 @@ func init() {
 			"text: -g --glob -t --type -m -A -B -C --max-count --include --exclude")
 		grepper   = &cmdSpec{rec: recFlag, roles: grepRoles, parse: (*analyzer).grep}
 		rg        = &cmdSpec{rec: recAlways, roles: grepRoles, parse: (*analyzer).grep}
-		awk       = &cmdSpec{out: outBuilt, roles: optRoles("script-file: -f --file", "text: -v -F"), parse: (*analyzer).awk}
-		sed       = &cmdSpec{out: outBuilt, roles: optRoles("script: -e --expression", "script-file: -f --file"), parse: (*analyzer).sed}
+		awk       = &cmdSpec{roles: optRoles("script-file: -f --file", "text: -v -F"), parse: (*analyzer).awk}
+		sed       = &cmdSpec{roles: optRoles("script: -e --expression", "script-file: -f --file"), parse: (*analyzer).sed}
 		tar       = &cmdSpec{parse: (*analyzer).tar}
-		interp    = &cmdSpec{out: outBuilt, parse: (*analyzer).interp}
+		interp    = &cmdSpec{parse: (*analyzer).interp}
 		shellSpec = &cmdSpec{parse: (*analyzer).shell}
 		linker    = &cmdSpec{parse: (*analyzer).link}
 		onCPU     = &cmdSpec{wrapper: true, skip: 1} // taskset MASK, chrt PRIORITY
@@ -206,11 +207,6 @@ func init() {
 		// rclone copies and syncs whole trees to a remote.
 		"rclone": {network: true, rec: recAlways},
 	}
-}
-
-var genericSpec = &cmdSpec{}
-
-func init() {
 	// A spec's opts take a value, which is text.
 	for _, sp := range programs {
 		for _, o := range strings.Fields(sp.opts) {
@@ -223,6 +219,8 @@ func init() {
 		}
 	}
 }
+
+var genericSpec = &cmdSpec{}
 
 // lookup is the spec of the program base (a spec that says nothing for
 // one the table does not know).
