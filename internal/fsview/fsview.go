@@ -46,7 +46,8 @@ func (OS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
 // ReadLink is os.Readlink.
 func (OS) ReadLink(name string) (string, error) { return os.Readlink(name) }
 
-// ReadDir is os.ReadDir.
+// ReadDir is os.ReadDir (which opens with O_DIRECTORY: a FIFO fails at
+// once).
 func (OS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 
 // ReadSmallFile is the package's ReadSmallFile.
