@@ -717,8 +717,10 @@ func (an *analyzer) gitTop(dir string) bool { return an.gitTopDir(dir) != "" }
 // "".
 func (an *analyzer) gitTopDir(dir string) string {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if !an.lstats.lstat(filepath.Join(d, ".git")).missing {
-			return d
+		if h, kind := an.hostPath(filepath.Join(d, ".git")); kind != viewHidden {
+			if _, err := an.fs.Lstat(h); err == nil {
+				return d
+			}
 		}
 		if d == "/" || d == "." {
 			return ""
