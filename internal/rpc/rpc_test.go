@@ -67,9 +67,8 @@ func serve(t *testing.T, extra map[string]Handler) (string, *Server) {
 			return nil, ctx.Err()
 		},
 		"boom": func(ctx context.Context, call *Call) (any, error) {
-			var m map[string]int
-			m["x"] = 1 // a bug in a handler
-			return nil, nil
+			var calls []*Call
+			return calls[len(call.Method)], nil // a bug in a handler: index out of range
 		},
 	}
 	for k, v := range extra {
