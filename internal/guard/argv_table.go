@@ -202,7 +202,8 @@ func init() {
 		"ssh": ssh, "sftp": ssh, "mosh": ssh,
 		"scp":  {network: true, roles: copyRoles, parse: (*analyzer).network},
 		"wget": netTool, "nc": netcat, "ncat": netcat, "netcat": netcat, "socat": netTool, "telnet": netTool, "ftp": netTool, "lftp": netTool,
-		"tftp": netTool, "aria2c": netTool, "http": netTool, "https": netTool, "xh": netTool, "sshpass": netTool,
+		"tftp": netTool, "aria2c": netTool, "http": netTool, "https": netTool, "xh": netTool,
+		"sshpass":     {network: true, wrapper: true, opts: "-p -f -d -P"},
 		"ssh-copy-id": netTool, "axel": netTool, "ssh-keyscan": netTool,
 		// rclone copies and syncs whole trees to a remote.
 		"rclone": {network: true, rec: recAlways},
