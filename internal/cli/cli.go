@@ -34,6 +34,7 @@ type CLI struct {
 	Undo     UndoCmd     `cmd:"" help:"List or restore the versions the file tools kept before they overwrote a file."`
 	Journal  JournalCmd  `cmd:"" help:"Verify or show a session's signed journal of self-checks."`
 	Daemon   DaemonCmd   `cmd:"" help:"Serve runs over JSON-RPC on a unix socket (docs/rpc.md)."`
+	Attach   AttachCmd   `cmd:"" help:"Follow a run the daemon holds, and answer its confirms."`
 	Doctor   DoctorCmd   `cmd:"" help:"Print the setup a run would use: directories, config and its origins, provider, key found (never shown), git, shell, journal key, sandbox."`
 	Version  VersionCmd  `cmd:"" help:"Print nodwyn's version."`
 }

@@ -146,20 +146,38 @@ func writeToken(dataDir, sock string) (string, string, error) {
 
 // dialDaemon connects to the daemon on sock and says hello with the token
 // it left in dataDir.
+// A daemon that is starting (or was just restarted over a stale socket
+// and token) is waited for this long.
 func dialDaemon(ctx context.Context, dataDir, sock string, onNotify func(string, json.RawMessage)) (*rpc.Client, error) {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		c, again, err := helloDaemon(ctx, dataDir, sock, onNotify)
+		if err == nil || !again || time.Now().After(deadline) {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func helloDaemon(ctx context.Context, dataDir, sock string, onNotify func(string, json.RawMessage)) (*rpc.Client, bool, error) {
 	b, err := os.ReadFile(tokenPath(dataDir, sock))
 	if err != nil {
-		return nil, fmt.Errorf("no daemon's token for %s in %s (%v): is a daemon running there, with this XDG_DATA_HOME?", sock, filepath.Join(dataDir, "daemon"), err)
+		return nil, true, fmt.Errorf("no daemon's token for %s in %s (%v): is a daemon running there, with this XDG_DATA_HOME? (start one with: nodwyn daemon --socket %s)", sock, filepath.Join(dataDir, "daemon"), err, sock)
 	}
 	c, err := rpc.Dial(ctx, sock, onNotify)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the daemon on %s: %w", sock, err)
+		return nil, true, fmt.Errorf("connecting to the daemon on %s: %w (start one with: nodwyn daemon --socket %s)", sock, err, sock)
 	}
 	if err := c.Call(ctx, rpc.HelloMethod, map[string]string{"token": strings.TrimSpace(string(b))}, nil); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("the daemon on %s: %w", sock, err)
+		var re *rpc.Error
+		return nil, errors.As(err, &re) && re.Message == "wrong token", fmt.Errorf("the daemon on %s: %w", sock, err)
 	}
-	return c, nil
+	return c, false, nil
 }
 
 type daemon struct {
@@ -278,33 +296,35 @@ func (d *daemon) methods() map[string]rpc.Handler {
 
 // startParams are run.start's (docs/rpc.md): the flags of nodwyn run.
 type startParams struct {
-	Folder        string `json:"folder"`
-	Instruction   string `json:"instruction"`
-	Profile       string `json:"profile"`
-	Sandbox       string `json:"sandbox"`
-	Yolo          bool   `json:"yolo"`
-	Unattended    bool   `json:"unattended"`
-	NoConfirm     bool   `json:"no_confirm"`
-	Timeout       string `json:"timeout"`
-	MaxToolCalls  int    `json:"max_tool_calls"`
-	Provider      string `json:"provider"`
-	Model         string `json:"model"`
-	BaseURL       string `json:"base_url"`
-	Script        string `json:"script"`
-	Trajectory    string `json:"trajectory"`
-	Contract      string `json:"contract"`
-	TrustProject  bool   `json:"trust_project"`
-	NoKernelFloor bool   `json:"no_kernel_floor"`
-	Judge         bool   `json:"judge"`
+	Folder         string `json:"folder"`
+	Instruction    string `json:"instruction"`
+	Profile        string `json:"profile"`
+	Sandbox        string `json:"sandbox"`
+	Yolo           bool   `json:"yolo"`
+	Unattended     bool   `json:"unattended"`
+	NoConfirm      bool   `json:"no_confirm"`
+	Timeout        string `json:"timeout"`
+	RequestTimeout string `json:"request_timeout"`
+	IdleTimeout    string `json:"idle_timeout"`
+	MaxToolCalls   int    `json:"max_tool_calls"`
+	Provider       string `json:"provider"`
+	Model          string `json:"model"`
+	BaseURL        string `json:"base_url"`
+	Script         string `json:"script"`
+	Trajectory     string `json:"trajectory"`
+	Contract       string `json:"contract"`
+	TrustProject   bool   `json:"trust_project"`
+	NoKernelFloor  bool   `json:"no_kernel_floor"`
+	Judge          bool   `json:"judge"`
 	// run.resume's
 	ID string `json:"id"`
 }
 
 var startKnown = []string{"folder", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
-	"max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "contract", "trust_project", "no_kernel_floor", "judge"}
+	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "contract", "trust_project", "no_kernel_floor", "judge"}
 
 var resumeKnown = []string{"id", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
-	"max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "trust_project", "no_kernel_floor", "judge"}
+	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "trust_project", "no_kernel_floor", "judge"}
 
 // runCmd is the nodwyn run these parameters stand for.
 func (p *startParams) runCmd(known []string) (*RunCmd, error) {
@@ -321,13 +341,19 @@ func (p *startParams) runCmd(known []string) (*RunCmd, error) {
 	if p.Instruction != "" {
 		r.Instruction = []string{p.Instruction}
 	}
-	if p.Timeout != "" {
-		t, err := time.ParseDuration(p.Timeout)
-		if err != nil || t <= 0 {
-			return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "timeout " + strconv.Quote(p.Timeout) + " is not a duration",
-				Data: map[string]any{"param": "timeout", "known": known, "fix": `give timeout as a Go duration such as "30m" or "90s"`}}
+	for _, d := range []struct {
+		name, v string
+		to      *time.Duration
+	}{{"timeout", p.Timeout, &r.Timeout}, {"request_timeout", p.RequestTimeout, &r.RequestTimeout}, {"idle_timeout", p.IdleTimeout, &r.IdleTimeout}} {
+		if d.v == "" {
+			continue
 		}
-		r.Timeout = t
+		t, err := time.ParseDuration(d.v)
+		if err != nil || t <= 0 {
+			return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: d.name + " " + strconv.Quote(d.v) + " is not a duration",
+				Data: map[string]any{"param": d.name, "known": known, "fix": "give " + d.name + ` as a Go duration such as "30m" or "90s"`}}
+		}
+		*d.to = t
 	}
 	if p.MaxToolCalls < 0 {
 		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "max_tool_calls must not be negative",

@@ -473,3 +473,66 @@ func atoiOr(s string) int {
 	}
 	return n
 }
+
+// nodwyn run --daemon: the same flags, output and exit code as in this
+// process; --detach prints the id, attach follows the run to its end.
+func TestRunThroughTheDaemonIsTheSameRun(t *testing.T) {
+	home, proj, script := daemonProject(t, "> reply\nLooking.\ncall shell-exec {\"command\": \"echo hi\"}\n> reply\nAll done.\n")
+	d := startDaemon(t, home)
+	getenv := homeEnv(home)
+	run := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := Main(append([]string{"run"}, args...), strings.NewReader(""), &stdout, &stderr, getenv)
+		return code, stdout.String(), stderr.String()
+	}
+	inCode, inOut, inErr := run("--unattended", "--script", script, "-C", proj, "say hi")
+	viaCode, viaOut, viaErr := run("--daemon", d.sock, "--unattended", "--script", script, "-C", proj, "say hi")
+	if inCode != 0 || viaCode != inCode || viaOut != inOut || viaOut != "All done.\n" {
+		t.Errorf("in process: %d %q; through the daemon: %d %q\n%s", inCode, inOut, viaCode, viaOut, viaErr)
+	}
+	norm := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			// what differs between two runs: the session id, the clock
+			if i := strings.Index(l, "] "); strings.HasPrefix(l, "[") && i > 0 {
+				l = l[i+2:]
+			}
+			if strings.HasPrefix(l, "nodwyn: session ") || strings.HasPrefix(l, "nodwyn: finished after") {
+				l = l[:strings.Index(l, " ")+9]
+			}
+			out = append(out, l)
+		}
+		return out
+	}
+	if a, b := norm(inErr), norm(viaErr); strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Errorf("what stderr shows differs:\nin process:\n%s\nthrough the daemon:\n%s", inErr, viaErr)
+	}
+	// The exit code of a budget stop, as in process.
+	budget, _ := os.ReadFile(script)
+	os.WriteFile(script, []byte(strings.Replace(string(budget), "> reply\nAll done.", "> reply\ncall shell-exec {\"command\": \"echo again\"}\n> reply\nAll done.", 1)), 0o644)
+	inCode, _, _ = run("--unattended", "--max-tool-calls", "1", "--script", script, "-C", proj, "say hi")
+	viaCode, _, viaErr = run("--daemon", d.sock, "--unattended", "--max-tool-calls", "1", "--script", script, "-C", proj, "say hi")
+	if inCode != ExitBudget || viaCode != inCode {
+		t.Errorf("a budget stop: in process %d, through the daemon %d\n%s", inCode, viaCode, viaErr)
+	}
+	// A run refused before it starts: nodwyn run's words and exit code.
+	inCode, _, inErr = run("--sandbox", "vm", "--script", script, "-C", proj, "x")
+	viaCode, _, viaErr = run("--daemon", d.sock, "--sandbox", "vm", "--script", script, "-C", proj, "x")
+	if inCode != ExitUsage || viaCode != inCode || !strings.Contains(viaErr, "the only value is 'container'") {
+		t.Errorf("a refused run: in process %d %q, through the daemon %d %q", inCode, inErr, viaCode, viaErr)
+	}
+	// --detach, then attach.
+	code, out, errs := run("--daemon", d.sock, "--detach", "--unattended", "--script", script, "-C", proj, "say hi")
+	id := strings.TrimSpace(out)
+	if code != 0 || !store.ValidID(id) {
+		t.Fatalf("--detach: %d %q %s", code, out, errs)
+	}
+	var stdout, stderr bytes.Buffer
+	code = Main([]string{"attach", "--daemon", d.sock, id}, strings.NewReader(""), &stdout, &stderr, getenv)
+	if code != 0 || !strings.Contains(stderr.String(), "nodwyn: finished after") || !strings.Contains(stderr.String(), "echo again") {
+		t.Errorf("attach: %d\n%s", code, stderr.String())
+	}
+	if code := Main([]string{"run", "--detach", "-C", proj, "x"}, strings.NewReader(""), &stdout, &stderr, getenv); code != ExitUsage {
+		t.Errorf("--detach without a daemon: exit %d", code)
+	}
+}

@@ -45,6 +45,9 @@ type RunCmd struct {
 	TrustProject    bool          `name:"trust-project" help:"Load the project's .nodwyn/ files for this run even though they are not trusted (see 'nodwyn trust'). Only this flag says so: config and Scheme cannot."`
 	Contract        string        `type:"existingfile" help:"The contract: [[check]] tables (name, command) that self-check runs, and an optional [sandbox] table (default: .nodwyn/contract.toml in the folder). A harness's own file, outside the folder; its [sandbox] mode wins over config.toml's and the profile's."`
 
+	Daemon string `help:"Submit the run to the daemon on this socket (also NODWYN_SOCKET; see 'nodwyn daemon'): same flags, output and exit code, confirms asked here, Ctrl-C cancels it." placeholder:"SOCKET"`
+	Detach bool   `help:"With --daemon: print the run's id and leave it going ('nodwyn attach ID' follows it)."`
+
 	NoKernelFloor bool `name:"no-kernel-floor" help:"Run this run's commands without the kernel floor (Landlock denying ~/.ssh, ~/.aws, nodwyn's own directories … to every command nodwyn runs). Only this flag turns it off; the run says so."`
 
 	absFolder string
@@ -206,6 +209,12 @@ func physical(p string) string {
 
 // Run runs the agent.
 func (r *RunCmd) Run(e *env) error {
+	if sock := r.daemonSocket(e.getenv); sock != "" {
+		return r.viaDaemon(e, sock)
+	}
+	if r.Detach {
+		return usageErr("--detach leaves a run going in a daemon: give --daemon SOCKET (or NODWYN_SOCKET) too")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	ctx, stopPipe := stdoutClosedContext(ctx, e.stdout) // SIGPIPE on stdout ends the run cleanly

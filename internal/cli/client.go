@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/rpc"
+	"github.com/nodwyn/nodwyn/internal/session"
+	"github.com/nodwyn/nodwyn/internal/store"
+)
+
+// daemonSocket is the daemon a run is submitted to: --daemon, else
+// NODWYN_SOCKET, else none (the run is in this process).
+func (r *RunCmd) daemonSocket(getenv func(string) string) string {
+	if r.Daemon != "" {
+		return r.Daemon
+	}
+	return getenv("NODWYN_SOCKET")
+}
+
+// viaDaemon is nodwyn run submitted to the daemon on sock: the same flags
+// become run.start's (or run.resume's) parameters, the run's events are
+// shown as an in-process run shows them, its confirms are asked here, and
+// the exit code is the one the run would have had in this process.
+func (r *RunCmd) viaDaemon(e *env, sock string) error {
+	home := e.getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	dirs := config.ResolveDirs(e.getenv, home)
+	sock, err := filepath.Abs(sock)
+	if err != nil {
+		return usageErr("--daemon: %v", err)
+	}
+	task, err := r.instruction(e)
+	if err != nil {
+		return err
+	}
+	if task == "" && r.Resume == "" {
+		return usageErr("no task given: write it as arguments, '-' to read standard input, or --instruction-file FILE")
+	}
+	abs := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		return a
+	}
+	params := map[string]any{"instruction": task, "profile": r.Profile, "sandbox": r.Sandbox, "yolo": r.Yolo,
+		"unattended": r.Unattended, "no_confirm": r.NoConfirm, "max_tool_calls": r.MaxToolCalls,
+		"provider": r.Provider, "model": r.Model, "base_url": r.BaseURL, "script": abs(r.Script),
+		"trajectory": abs(r.Trajectory), "trust_project": r.TrustProject, "no_kernel_floor": r.NoKernelFloor, "judge": r.Judge}
+	for k, d := range map[string]time.Duration{"timeout": r.Timeout, "request_timeout": r.RequestTimeout, "idle_timeout": r.IdleTimeout} {
+		if d > 0 {
+			params[k] = d.String()
+		}
+	}
+	method := "run.start"
+	if r.Resume != "" {
+		method = "run.resume"
+		if r.Folder != "" || r.Contract != "" {
+			return usageErr("--resume continues a session in its own folder with its own contract: leave out -C and --contract")
+		}
+		id := r.Resume
+		if st, err := store.Open(dirs.Data); err == nil {
+			if resolved, err := st.ResolveID(r.Resume); err == nil {
+				id = resolved
+			}
+		}
+		params["id"] = id
+	} else {
+		folder := r.Folder
+		if folder == "" {
+			folder = "."
+		}
+		params["folder"] = physical(abs(folder))
+		params["contract"] = abs(r.Contract)
+	}
+	for k, v := range params { // leave out what was not given: the daemon's defaults are nodwyn run's
+		switch x := v.(type) {
+		case string:
+			if x == "" {
+				delete(params, k)
+			}
+		case bool:
+			if !x {
+				delete(params, k)
+			}
+		case int:
+			if x == 0 {
+				delete(params, k)
+			}
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	defer stop()
+	rend := newRenderer(e.stderr, r.Quiet)
+	defer rend.close()
+	f := &followed{e: e, rend: rend}
+	if r.JSON {
+		f.json = jsonSink(e.stdout)
+	}
+	if !r.Unattended && !r.NoConfirm && r.Sandbox == "" {
+		f.ask = terminalConfirm(e, rend)
+	}
+	c, err := dialDaemon(context.Background(), dirs.Data, sock, f.notify)
+	if err != nil {
+		return &exitError{code: ExitFailed, err: err}
+	}
+	defer c.Close()
+	f.c = c
+	var started struct {
+		ID string `json:"id"`
+	}
+	if err := c.Call(ctx, method, params, &started); err != nil {
+		return daemonError(err)
+	}
+	if r.Detach {
+		fmt.Fprintln(e.stdout, started.ID)
+		return nil
+	}
+	rend.start(started.ID)
+	out, err := f.follow(ctx, started.ID, true)
+	if err != nil {
+		return err
+	}
+	rend.finish(out)
+	if !r.JSON && out.Text != "" && out.Status == "finished" {
+		fmt.Fprintln(e.stdout, store.Printable(out.Text))
+	}
+	return exitFor(out, dirs.Data)
+}
+
+// daemonError is the exit of a call the daemon refused: a run that stopped
+// before it started carries nodwyn run's exit code.
+func daemonError(err error) error {
+	var e *rpc.Error
+	if errors.As(err, &e) {
+		code := ExitFailed
+		if n, ok := e.Data["exit_code"].(float64); ok {
+			code = int(n)
+		} else if e.Code == rpc.CodeInvalidParams {
+			code = ExitUsage
+		}
+		return &exitError{code: code, err: errors.New(e.Message)}
+	}
+	return &exitError{code: ExitFailed, err: err}
+}
+
+// followed is a run followed from a client: its events rendered (and
+// written as JSON lines with --json), its confirms asked at the terminal.
+type followed struct {
+	e    *env
+	rend *renderer
+	json func(store.Event)
+	ask  func(context.Context, guard.Request, guard.Decision) (bool, bool)
+	c    *rpc.Client
+
+	mu     sync.Mutex
+	asking map[string]bool
+	ctx    context.Context
+}
+
+func (f *followed) notify(method string, params json.RawMessage) {
+	switch method {
+	case "run.event":
+		var p struct {
+			Event store.Event `json:"event"`
+		}
+		if json.Unmarshal(params, &p) != nil {
+			return
+		}
+		f.rend.event(p.Event)
+		if f.json != nil {
+			f.json(p.Event)
+		}
+	case "confirm.ask":
+		var q struct {
+			Run, Confirm, Tool, Reason, Checker, Kind string
+			Args                                      map[string]any
+		}
+		if json.Unmarshal(params, &q) != nil {
+			return
+		}
+		f.mu.Lock()
+		if f.ask == nil || f.asking[q.Confirm] || f.ctx == nil {
+			f.mu.Unlock()
+			return // nobody here answers: another client may
+		}
+		if f.asking == nil {
+			f.asking = map[string]bool{}
+		}
+		f.asking[q.Confirm] = true
+		ctx := f.ctx
+		f.mu.Unlock()
+		verdict := guard.Confirm
+		if q.Kind == "security" {
+			verdict = guard.SecurityConfirm
+		}
+		// Not on the connection's reading goroutine: the answer is a call.
+		go func() {
+			yes, always := f.ask(ctx, guard.Request{Tool: q.Tool, Args: q.Args}, guard.Decision{Verdict: verdict, Checker: q.Checker, Reason: q.Reason})
+			answer := "no"
+			switch {
+			case yes && always:
+				answer = "always"
+			case yes:
+				answer = "yes"
+			}
+			actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			f.c.Call(actx, "confirm.answer", map[string]any{"run": q.Run, "confirm": q.Confirm, "answer": answer}, nil)
+		}()
+	}
+}
+
+// follow shows the run's events until it ends and returns its outcome.
+// With cancelOnStop, Ctrl-C (or SIGTERM, SIGHUP) cancels the run, as it
+// would stop a run in this process; else it only stops following.
+func (f *followed) follow(ctx context.Context, id string, cancelOnStop bool) (session.Outcome, error) {
+	askCtx, stopAsking := context.WithCancel(context.Background())
+	defer stopAsking()
+	f.mu.Lock()
+	f.ctx = askCtx
+	f.mu.Unlock()
+	type result struct {
+		Status string `json:"status"`
+		Next   int    `json:"next"`
+	}
+	done := make(chan error, 1)
+	var res result
+	go func() { done <- f.c.Call(context.Background(), "run.events", map[string]any{"id": id}, &res) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return session.Outcome{}, daemonError(err)
+		}
+	case <-ctx.Done():
+		stopAsking()
+		if !cancelOnStop {
+			return session.Outcome{Status: "interrupted"}, &exitError{code: ExitInterrupted, err: fmt.Errorf("stopped following %s; it goes on in the daemon ('nodwyn attach %s' follows it again)", id, id)}
+		}
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := f.c.Call(cctx, "run.cancel", map[string]any{"id": id}, nil); err != nil {
+			var re *rpc.Error
+			if !errors.As(err, &re) || re.Code != rpc.CodeConflict {
+				return session.Outcome{}, daemonError(err)
+			}
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				return session.Outcome{}, daemonError(err)
+			}
+		case <-cctx.Done():
+			return session.Outcome{}, &exitError{code: ExitInterrupted, err: errors.New("the daemon did not stop the run in time")}
+		}
+	}
+	var st struct {
+		Status  string `json:"status"`
+		Outcome string `json:"outcome"`
+	}
+	if err := f.c.Call(context.Background(), "run.state", map[string]any{"id": id}, &st); err != nil {
+		return session.Outcome{}, daemonError(err)
+	}
+	return session.Outcome{Status: st.Status, Text: st.Outcome}, nil
+}
+
+// AttachCmd is `nodwyn attach`.
+type AttachCmd struct {
+	ID     string `arg:"" help:"The run's id (run.list, or what nodwyn run --detach printed)."`
+	Daemon string `help:"The daemon's socket (default: NODWYN_SOCKET, else the default socket)." placeholder:"SOCKET"`
+	JSON   bool   `name:"json" help:"Write every event as a JSON line on stdout."`
+	Quiet  bool   `short:"q" help:"No progress on stderr."`
+}
+
+// Help is shown after the flags of `nodwyn attach --help`.
+func (AttachCmd) Help() string {
+	return `Follows a run the daemon holds from its first event: shows them as nodwyn run
+does and asks its confirms at this terminal. Ctrl-C stops following and
+leaves the run going (run.cancel, or Ctrl-C in the 'nodwyn run --daemon' that
+started it, stops it). The exit code is the run's, as nodwyn run's would be.`
+}
+
+func (a *AttachCmd) Run(e *env) error {
+	home := e.getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	dirs := config.ResolveDirs(e.getenv, home)
+	sock := a.Daemon
+	if sock == "" {
+		sock = e.getenv("NODWYN_SOCKET")
+	}
+	if sock == "" {
+		sock = defaultSocket(e.getenv, dirs)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	defer stop()
+	rend := newRenderer(e.stderr, a.Quiet)
+	defer rend.close()
+	f := &followed{e: e, rend: rend, ask: terminalConfirm(e, rend)}
+	if a.JSON {
+		f.json = jsonSink(e.stdout)
+	}
+	c, err := dialDaemon(context.Background(), dirs.Data, sock, f.notify)
+	if err != nil {
+		return &exitError{code: ExitFailed, err: err}
+	}
+	defer c.Close()
+	f.c = c
+	rend.start(a.ID)
+	out, err := f.follow(ctx, a.ID, false)
+	if err != nil {
+		return err
+	}
+	rend.finish(out)
+	return exitFor(out, dirs.Data)
+}
