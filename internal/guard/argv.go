@@ -84,6 +84,7 @@ func (a *ArgvTrigger) baseLstats() *lstatCache {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := newLstatCache(len(a.base.m) + 16)
+	c.fs = a.FS
 	for k, v := range a.base.m {
 		c.m[k] = v
 	}
@@ -255,6 +256,7 @@ func (a *ArgvTrigger) init() {
 	}
 	a.mentionRe = regexp.MustCompile(strings.Join(alts, "|"))
 	a.base = newLstatCache(16)
+	a.base.fs = a.FS
 	for _, root := range []string{a.Folder, a.Scratch} {
 		if root != "" {
 			physicalDepth(root, 0, a.base)

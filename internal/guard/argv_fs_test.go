@@ -54,6 +54,7 @@ func TestTheAnalysisReadsThroughItsFileSystem(t *testing.T) {
 		rel("ok.sh"):    {Data: []byte("go test ./...\n")},
 		rel("k/id_rsa"): {Data: []byte("key")},
 		rel("pipe"):     {Mode: fs.ModeNamedPipe},
+		rel("keys"):     {Mode: fs.ModeSymlink, Data: []byte(filepath.Join(e.Home, ".ssh"))},
 	}
 	g := e.guard(false)
 	g.argv.FS = fsview.FromFS(m)
@@ -63,6 +64,7 @@ func TestTheAnalysisReadsThroughItsFileSystem(t *testing.T) {
 		"cat k/*":      SecurityConfirm, // the map's listing: a credential-shaped name
 		"cat pipe":     Allow,           // not a regular file: not read
 		"bash main.go": Allow,           // on disk, not in the map: nothing to read
+		"cat keys/x":   Refuse,          // the map's link into ~/.ssh, resolved through the seam
 	} {
 		if d := judge(t, g, line); d.Verdict != want {
 			t.Errorf("%q: %v (%s), want %v", line, d.Verdict, d.Reason, want)
@@ -70,7 +72,7 @@ func TestTheAnalysisReadsThroughItsFileSystem(t *testing.T) {
 	}
 	// The same lines against the disk, which holds none of it.
 	g = e.guard(false)
-	for _, line := range []string{"bash run.sh", "cat k/*"} {
+	for _, line := range []string{"bash run.sh", "cat k/*", "cat keys/x"} {
 		if d := judge(t, g, line); d.Verdict != Allow {
 			t.Errorf("on disk %q: %v (%s)", line, d.Verdict, d.Reason)
 		}

@@ -72,6 +72,7 @@ package guard
 
 import (
 	"context"
+	"github.com/nodwyn/nodwyn/internal/fsview"
 	"os"
 	"path/filepath"
 	"strings"
@@ -590,6 +591,7 @@ func physical(p string) string { return physicalDepth(p, 0, nil) }
 type lstatCache struct {
 	m    map[string]lstatEntry
 	view *copyView
+	fs   fsview.FS // nil: the operating system's
 }
 
 func newLstatCache(n int) *lstatCache { return &lstatCache{m: make(map[string]lstatEntry, n)} }
@@ -617,12 +619,16 @@ func (c *lstatCache) lstat(p string) lstatEntry {
 	case viewHidden:
 		e.missing = true
 	default:
-		fi, err := os.Lstat(h)
+		var fsys fsview.FS = fsview.OS{}
+		if c != nil && c.fs != nil {
+			fsys = c.fs
+		}
+		fi, err := fsys.Lstat(h)
 		switch {
 		case err != nil:
 			e.missing = true
 		case fi.Mode()&os.ModeSymlink != 0:
-			if t, err := os.Readlink(h); err == nil && t != "" {
+			if t, err := fsys.ReadLink(h); err == nil && t != "" {
 				e.link = t
 			}
 		}
