@@ -3,14 +3,14 @@ package prim
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io"
+	"github.com/nodwyn/nodwyn/internal/fsview"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 )
 
 // index-grep {pattern, path, glob, ignore_case}: the lines matching a Go
@@ -141,24 +141,20 @@ func (g *grepper) file(abs string) {
 	if g.full {
 		return
 	}
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := fsview.OpenRead(abs)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if g.t.deniedOpen(f) != "" {
+	if g.t.deniedOpen(f) != "" || !fi.Mode().IsRegular() {
 		return
 	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return
-	}
-	if fi.Size() > maxGrepFileSize {
+	data, err := fsview.ReadCapped(f, abs, fi, maxGrepFileSize)
+	if errors.Is(err, fsview.ErrTooLarge) {
 		g.large++
 		return
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxGrepFileSize+1))
-	if err != nil || len(data) > maxGrepFileSize {
+	if err != nil {
 		return
 	}
 	if isBinary(data) {

@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nodwyn/nodwyn/internal/fsview"
 	"io"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -65,19 +65,16 @@ func (t *Tools) fsRead(_ context.Context, a Args) (Result, error) {
 // readFile is fs-read's work, under the kernel floor: abs is the path p
 // resolved.
 func (t *Tools) readFile(abs, p string, offset, limit int) Result {
-	// O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and
-	// is then refused as not a regular file.
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// The guard's analysis reads a path the same way (fsview.OpenRead): a
+	// FIFO opens at once instead of waiting for a writer, and is then
+	// refused as not a regular file.
+	f, fi, err := fsview.OpenRead(abs)
 	if err != nil {
 		return failf("fs-read: %s", cleanErr(err))
 	}
 	defer f.Close()
 	if real := t.deniedOpen(f); real != "" {
 		return t.deniedResult("fs-read", abs, real)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return failf("fs-read: %s", cleanErr(err))
 	}
 	if fi.IsDir() {
 		return t.listDir(f, abs)

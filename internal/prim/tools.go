@@ -24,8 +24,9 @@
 // never decide policy either; Options carries what the session decided
 // (sandbox mode, the lean profile, the allow-listed environment).
 //
-// prim imports the standard library, golang.org/x/sys and internal/sandbox,
-// through which every program a tool starts runs.
+// prim imports the standard library, golang.org/x/sys, internal/sandbox,
+// through which every program a tool starts runs, and internal/fsview, the
+// reading of a path (never blocking on a FIFO) it shares with the guard.
 package prim
 
 import (

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nodwyn/nodwyn/internal/fsview"
 	"io"
 	"io/fs"
 	"os"
@@ -63,7 +64,7 @@ func (t *Tools) fsWrite(_ context.Context, a Args) (Result, error) {
 // when the tool must stop.
 func (t *Tools) readForChange(tool, abs string) (old []byte, mode fs.FileMode, existed bool, res *Result) {
 	r := t.floored(tool, func() Result {
-		f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		f, fi, err := fsview.OpenRead(abs)
 		switch {
 		case os.IsNotExist(err):
 			mode = 0o644
@@ -75,10 +76,7 @@ func (t *Tools) readForChange(tool, abs string) (old []byte, mode fs.FileMode, e
 		if real := t.deniedOpen(f); real != "" {
 			return t.deniedResult(tool, abs, real)
 		}
-		fi, err := f.Stat()
 		switch {
-		case err != nil:
-			return failf("%s: %s", tool, cleanErr(err))
 		case fi.IsDir():
 			return failf("%s: %s is a directory; give a file's path", tool, t.rel(abs))
 		case !fi.Mode().IsRegular():
