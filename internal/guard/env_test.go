@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testEnv is a temporary home with planted canary credentials, nodwyn's
@@ -56,11 +57,17 @@ func newTestEnv(t testing.TB) *testEnv {
 	return e
 }
 
+// The suites judge verdicts, not speed (the benchmarks do, and
+// TestAParseErrorOrATimeoutFailsClosedWhenTheLineMentionsHome the bound):
+// the analysis gets 10 s, so a loaded machine under -race (where the
+// slowest line takes ten times its 10–16 ms) does not turn a legitimate
+// line into a confirm of a line not judged in time.
 func (e *testEnv) opts(sandbox bool) Options {
 	return Options{
 		Folder: e.Folder, Scratch: e.Scratch, Home: e.Home,
 		ConfigDir: e.Config, DataDir: e.Data, CredentialsDir: e.Cred,
 		Sandbox: sandbox, Unattended: sandbox, Lean: sandbox,
+		AnalysisTimeout: 10 * time.Second,
 	}
 }
 
