@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/scheme"
 )
 
@@ -82,5 +83,30 @@ func TestFinishAcceptsOnlyTheDocumentedOutcomes(t *testing.T) {
 (define (default-profile-name) 'ending)`)
 	if r := runSession(t, opts, "> reply\nnever asked\n"); r.out.Status != "no-progress" {
 		t.Errorf("finish! 'no-progress: status %q (%s)", r.out.Status, r.out.Text)
+	}
+}
+
+type failingModel struct{ err error }
+
+func (m failingModel) Name() string { return "failing" }
+func (m failingModel) Stream(context.Context, provider.Request, func(provider.Delta)) (provider.Reply, error) {
+	return provider.Reply{}, m.err
+}
+
+// A provider's error ends the run failed, and the CLI can still read it
+// (errors.As through the Scheme error model-turn raised): a 429 is told
+// from a bug in a profile.
+func TestAProvidersErrorReachesTheOutcome(t *testing.T) {
+	opts := baseOpts(t)
+	opts.Model = failingModel{&provider.Error{Provider: "openai", Status: 429, Attempts: 6}}
+	s, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := s.Run(context.Background())
+	s.Close()
+	var pe *provider.Error
+	if out.Status != "failed" || !errors.As(out.Err, &pe) || pe.Status != 429 || !strings.Contains(out.Text, "model-turn: provider openai") {
+		t.Errorf("outcome %q %q, err %v (%T)", out.Status, out.Text, out.Err, out.Err)
 	}
 }

@@ -102,7 +102,7 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 			s.cancel(ErrDeadline)
 			return nil, context.Cause(ctx)
 		}
-		return nil, scheme.Errorf("model-turn: %v", err)
+		return nil, scheme.Errorf("model-turn: %w", err)
 	}
 	s.usage.InputTokens += reply.Usage.InputTokens
 	s.usage.OutputTokens += reply.Usage.OutputTokens
