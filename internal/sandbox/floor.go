@@ -595,11 +595,14 @@ func (s *floorStart) ancestors() []string {
 }
 
 // floorNote is the line Run adds when a command under the floor failed
-// where the floor may be why: it made directories beside a denied one
-// (made: which it could not write into yet), or it was refused something
-// (output names a permission error).
+// where the floor may be why: it was refused something (output names a
+// permission error); made, the directories new beside a denied one since
+// the command started (which it could not write into yet), say more.
+// Directories alone are no sign: other processes make them in the same
+// places (/tmp) all the time, and a failure of the command's own would be
+// blamed on the floor.
 func floorNote(s *floorStart, made []string, output string) string {
-	if s == nil || (len(made) == 0 && !strings.Contains(output, "Permission denied") && !strings.Contains(output, "Operation not permitted")) {
+	if s == nil || (!strings.Contains(output, "Permission denied") && !strings.Contains(output, "Operation not permitted")) {
 		return ""
 	}
 	anc := s.ancestors()

@@ -299,9 +299,14 @@ func TestFloorSaysWhatANewEntryBesideADeniedOneCannotDoYet(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(h.home, "solution.sh")); err == nil {
 		t.Errorf("the refused file was left behind")
 	}
-	// A failure that is not the floor's gets no note.
+	// A failure that is not the floor's gets no note, even when a
+	// directory appeared beside a denied one meanwhile (any process may
+	// make one there: a parallel test in /tmp, here the command itself).
 	if o := h.run(t, sb, `exit 3`); strings.Contains(o.Trailer, "kernel floor") {
 		t.Errorf("a note on a plain failure:\n%s", o.Text())
+	}
+	if o := h.run(t, sb, `mkdir ~/cache-dir && echo FAIL && exit 1`); o.ExitCode == 0 || strings.Contains(o.Trailer, "kernel floor") {
+		t.Errorf("a note on a failure that is not the floor's:\n%s", o.Text())
 	}
 }
 
