@@ -115,6 +115,11 @@ func (r *RunCmd) viaDaemon(e *env, sock string) error {
 	}
 	if !r.Unattended && !r.NoConfirm && r.Sandbox == "" {
 		f.ask = terminalConfirm(e, rend)
+		if f.ask == nil && !r.Detach {
+			// No terminal here to answer at: declined, as in process, rather
+			// than waiting on an answer nobody will give.
+			params["no_confirm"] = true
+		}
 	}
 	c, err := dialDaemon(context.Background(), dirs.Data, sock, f.notify)
 	if err != nil {
@@ -237,14 +242,18 @@ func (f *followed) follow(ctx context.Context, id string, cancelOnStop bool) (se
 	f.ctx = askCtx
 	f.mu.Unlock()
 	type result struct {
-		Status string `json:"status"`
-		Next   int    `json:"next"`
+		Status  string `json:"status"`
+		Outcome string `json:"outcome"`
+		Next    int    `json:"next"`
 	}
 	done := make(chan error, 1)
 	var res result
 	go func() { done <- f.c.Call(context.Background(), "run.events", map[string]any{"id": id}, &res) }()
 	select {
 	case err := <-done:
+		if errors.Is(err, rpc.ErrClosed) {
+			return session.Outcome{}, &exitError{code: ExitInterrupted, err: fmt.Errorf("the daemon closed the connection before run %s ended (it stopped, or died): the run is interrupted; continue it with: nodwyn run --daemon SOCKET --resume %s", id, id)}
+		}
 		if err != nil {
 			return session.Outcome{}, daemonError(err)
 		}
@@ -270,14 +279,9 @@ func (f *followed) follow(ctx context.Context, id string, cancelOnStop bool) (se
 			return session.Outcome{}, &exitError{code: ExitInterrupted, err: errors.New("the daemon did not stop the run in time")}
 		}
 	}
-	var st struct {
-		Status  string `json:"status"`
-		Outcome string `json:"outcome"`
-	}
-	if err := f.c.Call(context.Background(), "run.state", map[string]any{"id": id}, &st); err != nil {
-		return session.Outcome{}, daemonError(err)
-	}
-	return session.Outcome{Status: st.Status, Text: st.Outcome}, nil
+	// run.events' answer says how the run ended: a daemon that is stopping
+	// may close the connection right after it.
+	return session.Outcome{Status: res.Status, Text: res.Outcome}, nil
 }
 
 // AttachCmd is `nodwyn attach`.

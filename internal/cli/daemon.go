@@ -31,6 +31,8 @@ import (
 type DaemonCmd struct {
 	Socket     string `help:"The socket to serve on (default: $XDG_RUNTIME_DIR/nodwyn/daemon.sock, else daemon.sock in nodwyn's data directory)."`
 	NoKeychain bool   `name:"no-keychain" help:"Take provider keys only from the environment and the credentials file. (No nodwyn reads the system keychain yet, so today every daemon works this way.)"`
+
+	NoKernelFloor bool `name:"no-kernel-floor" help:"Serve even where the kernel floor cannot be had, and let run.start ask for no_kernel_floor. Without the floor nothing but the guard's reading of command lines keeps the daemon's token from a run's commands: one that reads it can answer its own confirms, start runs and send the provider's key where it likes."`
 }
 
 // Help is shown after the flags of `nodwyn daemon --help`.
@@ -85,6 +87,11 @@ func (c *DaemonCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	// The token is kept from the runs' commands by the kernel floor: where
+	// it cannot be had, the daemon does not serve unless the person says so.
+	if _, err := sandbox.NewFloor([]string{filepath.Dir(tokenPath(dirs.Data, sock))}, nil); err != nil && !c.NoKernelFloor {
+		return &exitError{code: ExitUsage, err: fmt.Errorf("the kernel floor cannot be had here (%v): without it a command of a run could read the daemon's token, answer its own confirms, start runs and send the provider's key elsewhere\n(run nodwyn run in process instead, or give nodwyn daemon --no-kernel-floor to serve anyway)", err)}
+	}
 	ln, err := rpc.Listen(sock)
 	if err != nil {
 		if errors.Is(err, rpc.ErrInUse) {
@@ -98,6 +105,7 @@ func (c *DaemonCmd) Run(e *env) error {
 		return err
 	}
 	d := newDaemon(e, dirs, st, sock)
+	d.allowNoFloor = c.NoKernelFloor
 	srv := rpc.NewServer(d.methods())
 	srv.Hello = d.hello(token)
 	srv.Admit = d.admit
@@ -192,6 +200,8 @@ type daemon struct {
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup // the runs
 
+	allowNoFloor bool // nodwyn daemon --no-kernel-floor
+
 	mu       sync.Mutex
 	runs     map[string]*daemonRun
 	order    []string
@@ -228,12 +238,24 @@ func (d *daemon) admit(p rpc.Peer) error {
 	if p.PID == me {
 		return nil // the daemon's own process (a client in it, as in its tests)
 	}
-	pid := parentOf(p.PID)
-	for i := 0; i < 64 && pid > 1; i++ {
-		if pid == me {
+	// The peer's ancestors, to pid 1: a process gone before it is looked at
+	// (it connected and left the socket to a child) is refused. This is a
+	// first line only: a process that double-forks is reparented away from
+	// the daemon and may drop the mark, so the token (which the kernel
+	// floor keeps from every command) is what holds.
+	pid := p.PID
+	for i := 0; ; i++ {
+		parent := parentOf(pid)
+		if parent < 0 || i > 1<<16 {
+			return fmt.Errorf("the peer (pid %d) could not be looked at in /proc; connect from a process that stays while it talks", p.PID)
+		}
+		if parent == me {
 			return errors.New("a process started by one of this daemon's runs cannot drive the daemon")
 		}
-		pid = parentOf(pid)
+		if parent <= 1 {
+			break
+		}
+		pid = parent
 	}
 	if env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID), "environ")); err == nil &&
 		strings.Contains("\x00"+string(env), "\x00"+sandbox.MarkEnv+"=") {
@@ -242,23 +264,26 @@ func (d *daemon) admit(p rpc.Peer) error {
 	return nil
 }
 
-// parentOf is pid's parent from /proc (0 when it cannot be read).
+// parentOf is pid's parent from /proc (-1 when it cannot be read).
 func parentOf(pid int) int {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0
+		return -1
 	}
 	// pid (comm) state ppid …; comm may hold spaces and parentheses.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0
+		return -1
 	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 2 {
-		return 0
+		return -1
 	}
-	n, _ := strconv.Atoi(f[1])
+	n, err := strconv.Atoi(f[1])
+	if err != nil {
+		return -1
+	}
 	return n
 }
 
@@ -276,7 +301,11 @@ func (d *daemon) shutdown(why string) {
 	d.cancel(fmt.Errorf("%w: %s", session.ErrInterrupted, why))
 	d.wg.Wait()
 	if d.srv != nil {
-		d.srv.Close()
+		// The clients following a run get its last events and the answer
+		// that says it ended before their connections close.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		d.srv.Shutdown(ctx)
+		cancel()
 	}
 }
 
@@ -412,6 +441,10 @@ func (d *daemon) runResume(ctx context.Context, call *rpc.Call) (any, error) {
 // launch starts r as a run of the daemon and returns its id once the
 // session exists (or the error that stopped it before).
 func (d *daemon) launch(ctx context.Context, r *RunCmd) (any, error) {
+	if r.NoKernelFloor && !d.allowNoFloor {
+		return nil, &rpc.Error{Code: rpc.CodeRefused, Message: "no_kernel_floor: a run of the daemon without the kernel floor could read the daemon's token (and with it answer its own confirms, start runs, send the provider's key elsewhere)",
+			Data: map[string]any{"param": "no_kernel_floor", "fix": "run it in process (nodwyn run --no-kernel-floor), or start the daemon with --no-kernel-floor if you accept that"}}
+	}
 	d.mu.Lock()
 	if d.stopped {
 		d.mu.Unlock()
@@ -431,8 +464,10 @@ func (d *daemon) launch(ctx context.Context, r *RunCmd) (any, error) {
 		run.id, run.folder, run.startedAt, run.status = s.ID, r.absFolder, time.Now(), "running"
 		run.mu.Unlock()
 		d.mu.Lock()
+		if _, held := d.runs[s.ID]; !held { // a resumed run keeps its place
+			d.order = append(d.order, s.ID)
+		}
 		d.runs[s.ID] = run
-		d.order = append(d.order, s.ID)
 		d.mu.Unlock()
 		once.Do(func() { close(startedc) })
 	}
@@ -651,7 +686,7 @@ func (d *daemon) runEvents(ctx context.Context, call *rpc.Call) (any, error) {
 	}
 	if run == nil {
 		st, _ := d.state(p.ID)
-		return map[string]any{"run": p.ID, "next": last + 1, "status": st["status"], "ended": true}, nil
+		return map[string]any{"run": p.ID, "next": last + 1, "status": st["status"], "outcome": st["outcome"], "ended": true}, nil
 	}
 	for _, c := range open { // a client that reconnects sees the questions still open
 		call.Notify("confirm.ask", c)
@@ -665,7 +700,7 @@ func (d *daemon) runEvents(ctx context.Context, call *rpc.Call) (any, error) {
 				}
 				// Everything the run emitted has been sent.
 				st := run.state()
-				return map[string]any{"run": p.ID, "next": last + 1, "status": st["status"], "ended": true}, nil
+				return map[string]any{"run": p.ID, "next": last + 1, "status": st["status"], "outcome": st["outcome"], "ended": true}, nil
 			}
 			if ev.Type == "confirm.ask" {
 				call.Notify("confirm.ask", ev.Data)

@@ -72,6 +72,14 @@ func startDaemon(t *testing.T, home string) *testDaemon {
 }
 
 func (d *testDaemon) stop() {
+	select {
+	case code := <-d.done: // stopped already
+		if code != 0 {
+			d.t.Errorf("the daemon exited %d: %s", code, d.stderr)
+		}
+		return
+	default:
+	}
 	c, err := dialDaemon(context.Background(), d.data, d.sock, nil)
 	if err == nil {
 		c.Call(context.Background(), "daemon.stop", nil, nil)
@@ -534,5 +542,82 @@ func TestRunThroughTheDaemonIsTheSameRun(t *testing.T) {
 	}
 	if code := Main([]string{"run", "--detach", "-C", proj, "x"}, strings.NewReader(""), &stdout, &stderr, getenv); code != ExitUsage {
 		t.Errorf("--detach without a daemon: exit %d", code)
+	}
+}
+
+// daemon.stop while a client follows a run: the client gets the run's end
+// (interrupted, exit 130 as in process), not a broken connection.
+func TestDaemonStopEndsItsRunsClientsCleanly(t *testing.T) {
+	home, proj, script := daemonProject(t, "> reply\ncall shell-exec {\"command\": \"sleep 30\"}\n> reply\nDone.\n")
+	d := startDaemon(t, home)
+	getenv := homeEnv(home)
+	for range 3 {
+		var stdout, stderr bytes.Buffer
+		done := make(chan int, 1)
+		go func() {
+			done <- Main([]string{"run", "--daemon", d.sock, "--unattended", "--script", script, "-C", proj, "wait"}, strings.NewReader(""), &stdout, &stderr, getenv)
+		}()
+		c := d.client(nil)
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			var l struct{ Runs []map[string]any }
+			c.Call(context.Background(), "run.list", nil, &l)
+			if len(l.Runs) > 0 && l.Runs[0]["tool_calls"] == 1.0 && l.Runs[0]["status"] == "running" {
+				break // the daemon's own run comes first, then what earlier daemons left
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t0 := time.Now()
+		d.call(c, "daemon.stop", nil)
+		code := <-done
+		t.Logf("client ended %v after daemon.stop", time.Since(t0))
+		if code != ExitInterrupted || !strings.Contains(stderr.String(), "nodwyn: interrupted after") {
+			t.Fatalf("the client of a run the daemon stopped: exit %d\n%s", code, stderr.String())
+		}
+		dcode := <-d.done // stopped: its cleanup finds it so
+		t.Logf("daemon ended %v after daemon.stop", time.Since(t0))
+		d.done <- dcode
+		d = startDaemon(t, home)
+	}
+}
+
+// A run through the daemon without the kernel floor is refused (its
+// commands could read the token); attended from no terminal, its confirms
+// are declined as in process instead of waiting; a resumed run is listed
+// once.
+func TestDaemonRefusalsThatKeepItsToken(t *testing.T) {
+	home, proj, script := daemonProject(t, "> reply\ncall shell-exec {\"command\": \"rm -rf build\"}\n> reply\nDone.\n")
+	d := startDaemon(t, home)
+	c := d.client(nil)
+	var e *rpc.Error
+	err := c.Call(context.Background(), "run.start", map[string]any{"folder": proj, "instruction": "x", "script": script, "unattended": true, "no_kernel_floor": true}, nil)
+	if !errors.As(err, &e) || e.Code != rpc.CodeRefused || !strings.Contains(e.Message, "daemon's token") {
+		t.Errorf("no_kernel_floor: %v", err)
+	}
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main([]string{"run", "--daemon", d.sock, "--script", script, "-C", proj, "clean"}, strings.NewReader(""), &stdout, &stderr, homeEnv(home))
+	}()
+	select {
+	case code := <-done:
+		if code != 0 || !strings.Contains(stderr.String(), "rm -rf build → error not run") {
+			t.Errorf("attended from no terminal: exit %d\n%s", code, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("attended from no terminal, the run waits on a confirm nobody answers")
+	}
+	id := d.call(c, "run.start", map[string]any{"folder": proj, "instruction": "x", "script": script, "unattended": true})["id"]
+	d.waitEnd(c, id.(string))
+	d.call(c, "run.resume", map[string]any{"id": id, "script": script, "unattended": true})
+	d.waitEnd(c, id.(string))
+	n := 0
+	for _, r := range d.call(c, "run.list", nil)["runs"].([]any) {
+		if r.(map[string]any)["id"] == id {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("a resumed run is listed %d times", n)
 	}
 }

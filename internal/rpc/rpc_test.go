@@ -388,12 +388,89 @@ func TestHelloAndAdmit(t *testing.T) {
 	admit = false
 	mu.Unlock()
 	c2 := dial(t, path, nil)
-	err = c2.Call(ctx, HelloMethod, map[string]string{"token": "secret"}, nil)
-	if err == nil {
-		<-c2.Done()
-		err = c2.Err()
+	if err := c2.Call(ctx, HelloMethod, map[string]string{"token": "secret"}, nil); err == nil {
+		t.Error("a refused peer's hello worked")
 	}
-	if err == nil || !strings.Contains(c2.Err().Error()+err.Error(), "one of the daemon's runs") {
-		t.Errorf("a refused peer: %v / %v", err, c2.Err())
+	<-c2.Done() // the refusal is what the connection ended with
+	if err := c2.Err(); err == nil || !strings.Contains(err.Error(), "one of the daemon's runs") {
+		t.Errorf("a refused peer: %v", err)
+	}
+}
+
+// Before its hello a connection costs little: a long line ends it, it is
+// closed when no hello comes in time, and only so many wait at once; one
+// that has said hello may send long messages.
+func TestBeforeTheHelloAConnectionIsCheap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	path := filepath.Join(dir, "s.sock")
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(map[string]Handler{"echo": func(ctx context.Context, call *Call) (any, error) { return len(call.Params), nil }})
+	s.Hello = func(ctx context.Context, call *Call) (any, error) { return "hello", nil }
+	go s.Serve(ln)
+	defer s.Close()
+	// A line longer than PreHelloMessage before the hello ends the connection.
+	nc, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Write(append([]byte(strings.Repeat("x", PreHelloMessage+10)), '\n'))
+	r := bufio.NewReader(nc)
+	if line, _ := r.ReadString('\n'); !strings.Contains(line, "longer than 4096") {
+		t.Errorf("a long line before the hello: %q", line)
+	}
+	if _, err := r.ReadString('\n'); err == nil {
+		t.Error("the connection went on")
+	}
+	nc.Close()
+	// At most MaxUnauthenticated wait at once; a hello frees a place.
+	var idle []net.Conn
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	for range MaxUnauthenticated {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.unauth.Load() < MaxUnauthenticated && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	extra, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := bufio.NewReader(extra).ReadString('\n'); !strings.Contains(line, "waiting to say hello already") {
+		t.Errorf("one more unauthenticated connection: %q", line)
+	}
+	extra.Close()
+	// A place freed, a connection that says hello may send a long message.
+	idle[len(idle)-1].Close()
+	idle = idle[:len(idle)-1]
+	for s.unauth.Load() >= MaxUnauthenticated && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	c := dial(t, path, nil)
+	if err := c.Call(context.Background(), HelloMethod, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := c.Call(context.Background(), "echo", map[string]string{"x": strings.Repeat("y", 100<<10)}, &n); err != nil || n < 100<<10 {
+		t.Errorf("a long message after the hello: %d %v", n, err)
+	}
+	// No hello in HelloTimeout: closed.
+	if testing.Short() {
+		return
+	}
+	start := time.Now()
+	if _, err := bufio.NewReader(idle[0]).ReadString('\n'); err == nil || time.Since(start) > HelloTimeout+2*time.Second {
+		t.Errorf("an idle connection was not closed in time (%v, %v)", time.Since(start), err)
 	}
 }

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,7 +51,9 @@ type Server struct {
 	ln     net.Listener
 	conns  map[*conn]struct{}
 	closed bool
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // the connections
+	active sync.WaitGroup // the handlers running
+	unauth atomic.Int32   // connections that have not said hello yet
 	cancel context.CancelFunc
 	ctx    context.Context
 
@@ -72,6 +75,17 @@ type Server struct {
 // HelloMethod is the method a connection authenticates with when the
 // server has a Hello.
 const HelloMethod = "daemon.hello"
+
+// Until a connection has said hello (when the server has a Hello), what it
+// may cost is small: its hello must come within HelloTimeout, a line before
+// it may be at most PreHelloMessage bytes, and at most MaxUnauthenticated
+// such connections are held at once. A process that can reach the socket
+// but not the token cannot take the daemon's descriptors or memory.
+const (
+	HelloTimeout       = 5 * time.Second
+	PreHelloMessage    = 4 << 10
+	MaxUnauthenticated = 32
+)
 
 // NewServer returns a server for methods; only peers of this process's
 // uid, or root, are served.
@@ -151,6 +165,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
+	var backoff time.Duration
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -161,11 +176,20 @@ func (s *Server) Serve(ln net.Listener) error {
 				return nil
 			}
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if (errors.As(err, &ne) && ne.Timeout()) || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+				errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) {
+				// Out of descriptors (or a peer gone before the accept): wait
+				// and go on, as net/http does; the daemon and its runs stay.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				if s.Logf != nil {
+					s.Logf("rpc: accept: %v; retrying in %v", err, backoff)
+				}
+				time.Sleep(backoff)
 				continue
 			}
 			return err
 		}
+		backoff = 0
 		s.accept(c)
 	}
 }
@@ -181,6 +205,12 @@ func (s *Server) accept(nc net.Conn) {
 	case s.Admit != nil:
 		if aerr := s.Admit(peer); aerr != nil {
 			why = aerr.Error()
+		}
+	}
+	if why == "" && s.Hello != nil {
+		if n := s.unauth.Add(1); n > MaxUnauthenticated {
+			s.unauth.Add(-1)
+			why = fmt.Sprintf("%d connections are waiting to say hello already; say hello (with the token) as you connect", MaxUnauthenticated)
 		}
 	}
 	if why != "" {
@@ -206,6 +236,14 @@ func (s *Server) accept(nc net.Conn) {
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
+	if s.Hello != nil {
+		c.unauth = &s.unauth
+		c.helloTimer = time.AfterFunc(HelloTimeout, func() {
+			if !c.hello.Load() {
+				c.nc.Close() // no hello in time
+			}
+		})
+	}
 	go func() {
 		defer s.wg.Done()
 		s.serveConn(c)
@@ -241,7 +279,28 @@ func peerOf(nc net.Conn) (Peer, error) {
 func (s *Server) serveConn(c *conn) {
 	defer c.close()
 	sc := bufio.NewScanner(c.nc)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxMessage)
+	sc.Buffer(make([]byte, 0, 4<<10), MaxMessage)
+	limit := func() int {
+		if s.Hello != nil && !c.hello.Load() {
+			return PreHelloMessage
+		}
+		return MaxMessage
+	}
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			if i > limit() {
+				return 0, nil, bufio.ErrTooLong
+			}
+			return i + 1, bytes.TrimSuffix(data[:i], []byte("\r")), nil
+		}
+		if len(data) > limit() {
+			return 0, nil, bufio.ErrTooLong
+		}
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	})
 	var handlers sync.WaitGroup
 	defer handlers.Wait()
 	for sc.Scan() {
@@ -273,7 +332,7 @@ func (s *Server) serveConn(c *conn) {
 			// Synchronously: nothing else on the connection runs before it.
 			res, err := s.run(c.ctx, s.Hello, &Call{Method: m.Method, Params: m.Params, Peer: c.peer, conn: c})
 			if err == nil {
-				c.hello.Store(true)
+				c.authenticated()
 			}
 			if len(m.ID) > 0 {
 				c.respond(m.ID, res, err)
@@ -289,7 +348,9 @@ func (s *Server) serveConn(c *conn) {
 		}
 		call := &Call{Method: m.Method, Params: m.Params, Peer: c.peer, conn: c}
 		handlers.Add(1)
+		s.active.Add(1)
 		go func(id json.RawMessage) {
+			defer s.active.Done()
 			defer handlers.Done()
 			res, err := s.run(c.ctx, h, call)
 			if len(id) == 0 {
@@ -300,7 +361,7 @@ func (s *Server) serveConn(c *conn) {
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, net.ErrClosed) {
 		if errors.Is(err, bufio.ErrTooLong) {
-			c.respond(json.RawMessage("null"), nil, Errorf(CodeParseError, "send smaller messages", "a message longer than %d bytes", MaxMessage))
+			c.respond(json.RawMessage("null"), nil, Errorf(CodeParseError, "send smaller messages (say hello first: until then a line may be 4 KiB)", "a message longer than %d bytes", limit()))
 		}
 		if s.Logf != nil {
 			s.Logf("rpc: connection from pid %d: %v", c.peer.PID, err)
@@ -317,6 +378,27 @@ func (s *Server) run(ctx context.Context, h Handler, call *Call) (res any, err e
 		}
 	}()
 	return h(ctx, call)
+}
+
+// Shutdown stops accepting, lets the handlers that are running finish and
+// send their answers (until ctx ends), then closes as Close does.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	ln := s.ln
+	s.mu.Unlock()
+	if ln != nil {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		ln.Close()
+	}
+	done := make(chan struct{})
+	go func() { s.active.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return s.Close()
 }
 
 // Close stops accepting, ends every connection's context and waits for the
@@ -347,17 +429,37 @@ func (s *Server) Close() error {
 }
 
 type conn struct {
-	nc     net.Conn
-	peer   Peer
-	hello  atomic.Bool
-	ctx    context.Context
-	cancel context.CancelFunc
+	nc         net.Conn
+	peer       Peer
+	hello      atomic.Bool
+	unauth     *atomic.Int32 // the server's count, while this one has not said hello
+	helloTimer *time.Timer
+	unauthOnce sync.Once
+	ctx        context.Context
+	cancel     context.CancelFunc
 
 	wmu    sync.Mutex
 	closed bool
 }
 
+// authenticated marks the hello said: the connection leaves the count of
+// unauthenticated ones and its deadline.
+func (c *conn) authenticated() {
+	c.hello.Store(true)
+	c.leaveUnauth()
+}
+
+func (c *conn) leaveUnauth() {
+	if c.unauth != nil {
+		c.unauthOnce.Do(func() {
+			c.unauth.Add(-1)
+			c.helloTimer.Stop()
+		})
+	}
+}
+
 func (c *conn) close() {
+	c.leaveUnauth()
 	c.cancel()
 	c.wmu.Lock()
 	c.closed = true
