@@ -223,11 +223,12 @@ func (an *analyzer) gitConfig(kv string) {
 // The roles of tar's options: extracting or listing, the archive is read
 // and -C is where the members are written (the other words are member
 // names); creating, the archive is written and what it takes is read
-// whole.
+// whole, -C's directory too (the members named after it are in it:
+// tar -czf x.tgz -C.. .ssh).
 var (
 	tarRun          = "run: --to-command --use-compress-program -I --info-script --new-volume-script -F --rsh-command --rmt-command"
 	tarExtractRoles = optRoles(tarRun, "value: --checkpoint-action", "write: -C --directory", "read: -f --file", "text: --exclude")
-	tarCreateRoles  = optRoles(tarRun, "value: --checkpoint-action", "tree: -T --files-from", "write: -f --file")
+	tarCreateRoles  = optRoles(tarRun, "value: --checkpoint-action", "tree: -T --files-from -C --directory", "write: -f --file")
 )
 
 // tar judges tar by its options' roles, in old-style bundles (czf) and

@@ -152,7 +152,7 @@ func init() {
 		"busybox":  busybox, "toybox": busybox,
 		"xargs": {parse: (*analyzer).xargs, roles: optRoles("value: -I --replace", "read: -a --arg-file",
 			"text: -n -L -P -s -d -E -e --max-args --delimiter --max-procs")},
-		"watch":  {opts: "-n -d --interval --differences", parse: (*analyzer).watch},
+		"watch":  {opts: "-n --interval", parse: (*analyzer).watch}, // -d takes no value (--differences[=permanent])
 		"chroot": {parse: (*analyzer).chroot},
 		"su":     su, "script": su,
 		// shells and interpreters
@@ -203,7 +203,7 @@ func init() {
 		"scp":  {network: true, roles: copyRoles, parse: (*analyzer).network},
 		"wget": netTool, "nc": netcat, "ncat": netcat, "netcat": netcat, "socat": netTool, "telnet": netTool, "ftp": netTool, "lftp": netTool,
 		"tftp": netTool, "aria2c": netTool, "http": netTool, "https": netTool, "xh": netTool,
-		"sshpass":     {network: true, wrapper: true, opts: "-p -f -d -P"},
+		"sshpass":     {network: true, wrapper: true, opts: "-p -f -d -P", roles: optRoles("read: -f")}, // -f FILE: the password sent
 		"ssh-copy-id": netTool, "axel": netTool, "ssh-keyscan": netTool,
 		// rclone copies and syncs whole trees to a remote.
 		"rclone": {network: true, rec: recAlways},
