@@ -185,6 +185,8 @@ func (an *analyzer) git(base string, args []string, stdin string) string {
 			}
 		}
 		if sub == "grep" {
+			// git grep -O CMD (--open-files-in-pager) runs CMD on what matched.
+			an.opts(rest, roleNone, gitGrepRoles, func(_ string, _ role, v string) {})
 			return an.grep("grep", rest, stdin)
 		}
 	case "status", "add", "rm", "mv", "checkout", "restore", "switch", "reset", "branch", "rev-parse", "merge", "rebase", "cherry-pick", "init", "apply", "bisect", "worktree", "describe", "shortlog", "am", "clean", "notes":
@@ -219,6 +221,9 @@ func (an *analyzer) gitConfig(kv string) {
 		an.script(v, nil)
 	}
 }
+
+// gitGrepRoles are git grep's options beyond grep's.
+var gitGrepRoles = optRoles("run: -O --open-files-in-pager")
 
 // The roles of tar's options: extracting or listing, the archive is read
 // and -C is where the members are written (the other words are member
@@ -532,6 +537,17 @@ func (an *analyzer) network(base string, args []string, stdin string) string {
 	switch base {
 	case "ssh", "sftp", "mosh", "scp", "rsync":
 		ro = roleNone
+		// Clusters of short options (ssh -vo ProxyCommand=…, -vi key):
+		// each option its own word, a value option's attached value after it.
+		var words []string
+		for i, a := range args {
+			if a == "--" {
+				words = append(words, args[i:]...)
+				break
+			}
+			words = append(words, splitCluster(a, lookup(base).roles)...)
+		}
+		args = words
 	}
 	plain := an.opts(args, ro, lookup(base).roles, func(opt string, r role, v string) {
 		switch {

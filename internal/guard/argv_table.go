@@ -200,7 +200,7 @@ func init() {
 			"read: -T --upload-file -K --config -E --cert --key --cacert -b --cookie --netrc-file",
 			"write: -o --output -c --cookie-jar -D --dump-header")},
 		"ssh": ssh, "sftp": ssh, "mosh": ssh,
-		"scp":  {network: true, roles: copyRoles, parse: (*analyzer).network},
+		"scp":  {network: true, roles: optRoles("read: -i -F --files-from", "run: -e -S --rsh --rsync-path", "value: -o"), parse: (*analyzer).network},
 		"wget": netTool, "nc": netcat, "ncat": netcat, "netcat": netcat, "socat": netTool, "telnet": netTool, "ftp": netTool, "lftp": netTool,
 		"tftp": netTool, "aria2c": netTool, "http": netTool, "https": netTool, "xh": netTool,
 		"sshpass":     {network: true, wrapper: true, opts: "-p -f -d -P", roles: optRoles("read: -f")}, // -f FILE: the password sent
@@ -267,6 +267,7 @@ func (an *analyzer) reaches(base string) {
 // --working-directory), with the NAME=value words before it (sudo).
 func (an *analyzer) wrapped(sp *cmdSpec, args []string, stdin string) string {
 	dir := ""
+	args = splitLeading(args, sp.roles)
 	rest := an.opts(args, roleRest, sp.roles, func(_ string, r role, v string) {
 		if r == roleCwd {
 			dir = v
@@ -297,6 +298,34 @@ func (an *analyzer) wrapped(sp *cmdSpec, args []string, stdin string) string {
 		})
 	}
 	return an.exec(rest, stdin)
+}
+
+// splitLeading splits the clusters of short options before a wrapper's
+// command (sudo -nu root CMD: -n -u root CMD); an option's value, and
+// everything from the command on, is left as it is.
+func splitLeading(args []string, roles map[string]role) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") {
+			return append(out, args[i:]...)
+		}
+		var parts []string
+		if strings.HasPrefix(a, "--") {
+			parts = []string{a}
+		} else {
+			parts = splitCluster(a, roles)
+		}
+		out = append(out, parts...)
+		n := len(parts)
+		_, lastTakes := roles[parts[n-1]]
+		attached := n >= 2 && func() bool { _, ok := roles[parts[n-2]]; return ok }()
+		if lastTakes && !attached && !strings.Contains(a, "=") && i+1 < len(args) {
+			i++
+			out = append(out, args[i]) // its value, unsplit
+		}
+	}
+	return out
 }
 
 // generic judges a program by its spec alone: every operand is a path it
