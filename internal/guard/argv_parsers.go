@@ -759,6 +759,13 @@ func tarExtracts(args []string) bool {
 			return false
 		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") || j == 0 && tarBundle.MatchString(a):
 			c := strings.TrimPrefix(a, "-")
+			if strings.HasPrefix(a, "-") {
+				// What follows a letter that takes a value is the value
+				// (-Hposix, -fx.tar), not more letters.
+				if i := strings.IndexAny(c, "fCTXHbFIKNVgL"); i >= 0 {
+					c = c[:i+1]
+				}
+			}
 			if strings.ContainsAny(c, "cruA") {
 				return false
 			}
