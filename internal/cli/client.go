@@ -19,12 +19,27 @@ import (
 )
 
 // daemonSocket is the daemon a run is submitted to: --daemon, else
-// NODWYN_SOCKET, else none (the run is in this process).
-func (r *RunCmd) daemonSocket(getenv func(string) string) string {
+// NODWYN_SOCKET, else [daemon] socket in the person's own config.toml
+// (never a project's), else none (the run is in this process).
+func (r *RunCmd) daemonSocket(getenv func(string) string) (string, error) {
 	if r.Daemon != "" {
-		return r.Daemon
+		return r.Daemon, nil
 	}
-	return getenv("NODWYN_SOCKET")
+	if s := getenv("NODWYN_SOCKET"); s != "" {
+		return s, nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	cfg, err := config.LoadWith(config.ResolveDirs(getenv, home), "", nil, getenv)
+	if err != nil {
+		return "", &exitError{code: ExitUsage, err: err}
+	}
+	if s := cfg.Daemon.Socket; s != "" && !filepath.IsAbs(s) {
+		return "", usageErr("%s: [daemon] socket %q must be an absolute path", cfg.Origin["daemon.socket"], s)
+	}
+	return cfg.Daemon.Socket, nil
 }
 
 // viaDaemon is nodwyn run submitted to the daemon on sock: the same flags

@@ -621,3 +621,26 @@ func TestDaemonRefusalsThatKeepItsToken(t *testing.T) {
 		t.Errorf("a resumed run is listed %d times", n)
 	}
 }
+
+// [daemon] socket in the person's config.toml sends nodwyn run to the
+// daemon; a relative one is a usage error naming the file and line.
+func TestTheConfigNamesTheDaemon(t *testing.T) {
+	home, proj, script := daemonProject(t, "> reply\nAll done.\n")
+	d := startDaemon(t, home)
+	cfg := filepath.Join(home, ".config", "nodwyn", "config.toml")
+	os.MkdirAll(filepath.Dir(cfg), 0o700)
+	os.WriteFile(cfg, []byte("[daemon]\nsocket = \""+d.sock+"\"\n"), 0o600)
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"run", "--unattended", "--script", script, "-C", proj, "hi"}, strings.NewReader(""), &stdout, &stderr, homeEnv(home)); code != 0 || stdout.String() != "All done.\n" {
+		t.Fatalf("exit %d %q\n%s", code, stdout.String(), stderr.String())
+	}
+	c := d.client(nil)
+	if runs := d.call(c, "run.list", nil)["runs"].([]any); len(runs) != 1 {
+		t.Errorf("the run did not go to the daemon: %v", runs)
+	}
+	os.WriteFile(cfg, []byte("[daemon]\nsocket = \"rel.sock\"\n"), 0o600)
+	stderr.Reset()
+	if code := Main([]string{"run", "--unattended", "--script", script, "-C", proj, "hi"}, strings.NewReader(""), &stdout, &stderr, homeEnv(home)); code != ExitUsage || !strings.Contains(stderr.String(), "config.toml:2: [daemon] socket \"rel.sock\" must be an absolute path") {
+		t.Errorf("a relative socket: exit %d\n%s", code, stderr.String())
+	}
+}

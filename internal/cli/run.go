@@ -209,7 +209,11 @@ func physical(p string) string {
 
 // Run runs the agent.
 func (r *RunCmd) Run(e *env) error {
-	if sock := r.daemonSocket(e.getenv); sock != "" {
+	sock, err := r.daemonSocket(e.getenv)
+	if err != nil {
+		return err
+	}
+	if sock != "" {
 		return r.viaDaemon(e, sock)
 	}
 	if r.Detach {

@@ -102,6 +102,14 @@ type File struct {
 	Loop     Loop     `toml:"loop"`
 	Limits   Limits   `toml:"limits"`
 	Sandbox  Seam     `toml:"sandbox"`
+	Daemon   Daemon   `toml:"daemon"`
+}
+
+// Daemon is [daemon]: the socket of the daemon nodwyn run submits its runs
+// to (absolute; --daemon and NODWYN_SOCKET win). Only the person's own
+// config.toml may name one: a project's cannot send runs elsewhere.
+type Daemon struct {
+	Socket string `toml:"socket"`
 }
 
 // Config is the configuration after layering files and environment.
@@ -228,10 +236,18 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 	if folder != "" && project != nil {
 		p := ProjectConfig(folder)
 		userMode, userOrigin := c.Sandbox.Mode, c.Origin["sandbox.mode"]
+		userSocket, userSocketOrigin := c.Daemon.Socket, c.Origin["daemon.socket"]
 		if err := c.layer(p, project); err != nil {
 			return nil, err
 		}
 		c.Sources = append(c.Sources, p)
+		if c.Daemon.Socket != userSocket {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [daemon] socket; not taken: only your own config.toml chooses the daemon a run goes to", c.Origin["daemon.socket"]))
+			c.Daemon.Socket, c.Origin["daemon.socket"] = userSocket, userSocketOrigin
+			if userSocketOrigin == "" {
+				delete(c.Origin, "daemon.socket")
+			}
+		}
 		if userMode == "working_copy" && c.Sandbox.Mode != userMode {
 			// A project's file may choose a working copy (it only
 			// contains more), never undo the person's choice of one.

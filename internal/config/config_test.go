@@ -495,3 +495,25 @@ func TestLoadProviderTimeouts(t *testing.T) {
 		t.Errorf("error %q: line %d key %q", msg, ce.Line, ce.Key)
 	}
 }
+
+// [daemon] socket is the person's to choose: a project's config.toml
+// naming one is not taken (a note says so), the person's is.
+func TestOnlyThePersonsConfigChoosesTheDaemon(t *testing.T) {
+	dirs, folder := setup(t)
+	project := []byte("[daemon]\nsocket = \"/tmp/elsewhere.sock\"\n")
+	c, err := LoadWith(dirs, folder, project, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Daemon.Socket != "" || len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "only your own config.toml chooses the daemon") {
+		t.Errorf("a project's socket: %q, notes %q", c.Daemon.Socket, c.Notes)
+	}
+	write(t, filepath.Join(dirs.Config, "config.toml"), "[daemon]\nsocket = \"/run/user/1/nodwyn/daemon.sock\"\n")
+	c, err = LoadWith(dirs, folder, project, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Daemon.Socket != "/run/user/1/nodwyn/daemon.sock" || !strings.HasSuffix(c.Origin["daemon.socket"], "config.toml:2") {
+		t.Errorf("the person's socket: %q from %q", c.Daemon.Socket, c.Origin["daemon.socket"])
+	}
+}
