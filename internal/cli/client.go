@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"sync"
@@ -28,11 +27,8 @@ func (r *RunCmd) daemonSocket(getenv func(string) string) (string, error) {
 	if s := getenv("NODWYN_SOCKET"); s != "" {
 		return s, nil
 	}
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	cfg, err := config.LoadWith(config.ResolveDirs(getenv, home), "", nil, getenv)
+	_, dirs := homeDirs(getenv)
+	cfg, err := config.LoadWith(dirs, "", nil, getenv)
 	if err != nil {
 		return "", &exitError{code: ExitUsage, err: err}
 	}
@@ -47,11 +43,7 @@ func (r *RunCmd) daemonSocket(getenv func(string) string) (string, error) {
 // shown as an in-process run shows them, its confirms are asked here, and
 // the exit code is the one the run would have had in this process.
 func (r *RunCmd) viaDaemon(e *env, sock string) error {
-	home := e.getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	dirs := config.ResolveDirs(e.getenv, home)
+	_, dirs := homeDirs(e.getenv)
 	sock, err := filepath.Abs(sock)
 	if err != nil {
 		return usageErr("--daemon: %v", err)
@@ -316,11 +308,7 @@ started it, stops it). The exit code is the run's, as nodwyn run's would be.`
 }
 
 func (a *AttachCmd) Run(e *env) error {
-	home := e.getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	dirs := config.ResolveDirs(e.getenv, home)
+	_, dirs := homeDirs(e.getenv)
 	sock := a.Daemon
 	if sock == "" {
 		sock = e.getenv("NODWYN_SOCKET")

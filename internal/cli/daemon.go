@@ -73,8 +73,7 @@ func tokenPath(dataDir, sock string) string {
 }
 
 func (c *DaemonCmd) Run(e *env) error {
-	home, _ := os.UserHomeDir()
-	dirs := config.ResolveDirs(e.getenv, home)
+	_, dirs := homeDirs(e.getenv)
 	sock := c.Socket
 	if sock == "" {
 		sock = defaultSocket(e.getenv, dirs)
@@ -819,6 +818,7 @@ type confirmReply struct {
 }
 
 type pendingConfirm struct {
+	seq   int
 	info  map[string]any
 	reply chan confirmReply
 }
@@ -839,11 +839,7 @@ func (r *daemonRun) state() map[string]any {
 	if !r.endedAt.IsZero() {
 		ended = r.endedAt
 	}
-	open := []map[string]any{}
-	for _, c := range r.confirms {
-		open = append(open, c.info)
-	}
-	sort.Slice(open, func(i, j int) bool { return fmt.Sprint(open[i]["confirm"]) < fmt.Sprint(open[j]["confirm"]) })
+	open := r.openConfirms()
 	return map[string]any{"id": r.id, "status": r.status, "folder": r.folder, "profile": r.profile,
 		"sandbox": sandboxName(r.sandbox), "yolo": r.yolo, "unattended": r.unattended,
 		"tool_calls": r.toolCalls, "usage": r.usage, "started": r.startedAt, "ended": ended,
@@ -897,12 +893,22 @@ func (r *daemonRun) subscribe() (*subscriber, []map[string]any) {
 		return s, nil
 	}
 	r.subs[s] = struct{}{}
-	var open []map[string]any
+	return s, r.openConfirms()
+}
+
+// openConfirms are the confirms waiting for an answer, in the order they
+// were asked; r.mu is held.
+func (r *daemonRun) openConfirms() []map[string]any {
+	pending := make([]*pendingConfirm, 0, len(r.confirms))
 	for _, c := range r.confirms {
-		open = append(open, c.info)
+		pending = append(pending, c)
 	}
-	sort.Slice(open, func(i, j int) bool { return fmt.Sprint(open[i]["confirm"]) < fmt.Sprint(open[j]["confirm"]) })
-	return s, open
+	sort.Slice(pending, func(i, j int) bool { return pending[i].seq < pending[j].seq }) // c2 before c10
+	open := make([]map[string]any, len(pending))
+	for i, c := range pending {
+		open[i] = c.info
+	}
+	return open
 }
 
 func (r *daemonRun) unsubscribe(s *subscriber) {
@@ -927,7 +933,7 @@ func (r *daemonRun) confirm(ctx context.Context, req guard.Request, dec guard.De
 	}
 	info := map[string]any{"run": r.id, "confirm": id, "tool": req.Tool, "args": redactedArgs(req), "reason": dec.Reason,
 		"checker": dec.Checker, "kind": kind, "always_offered": dec.Verdict == guard.Confirm}
-	pc := &pendingConfirm{info: info, reply: make(chan confirmReply, 1)}
+	pc := &pendingConfirm{seq: r.confirmSeq, info: info, reply: make(chan confirmReply, 1)}
 	r.confirms[id] = pc
 	r.broadcast(store.Event{Type: "confirm.ask", Time: time.Now(), Data: info})
 	r.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -642,5 +643,21 @@ func TestTheConfigNamesTheDaemon(t *testing.T) {
 	stderr.Reset()
 	if code := Main([]string{"run", "--unattended", "--script", script, "-C", proj, "hi"}, strings.NewReader(""), &stdout, &stderr, homeEnv(home)); code != ExitUsage || !strings.Contains(stderr.String(), "config.toml:2: [daemon] socket \"rel.sock\" must be an absolute path") {
 		t.Errorf("a relative socket: exit %d\n%s", code, stderr.String())
+	}
+}
+
+// Open confirms are listed in the order they were asked: c2 before c10.
+func TestOpenConfirmsAreInTheOrderAsked(t *testing.T) {
+	r := &daemonRun{confirms: map[string]*pendingConfirm{}}
+	for _, n := range []int{10, 2, 1} {
+		id := "c" + strconv.Itoa(n)
+		r.confirms[id] = &pendingConfirm{seq: n, info: map[string]any{"confirm": id}}
+	}
+	var got []string
+	for _, c := range r.openConfirms() {
+		got = append(got, c["confirm"].(string))
+	}
+	if strings.Join(got, " ") != "c1 c2 c10" {
+		t.Errorf("open confirms %v, want c1 c2 c10", got)
 	}
 }

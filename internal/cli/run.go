@@ -233,6 +233,16 @@ func (r *RunCmd) Run(e *env) error {
 	return exitFor(out, r.dataDir)
 }
 
+// homeDirs is the home and nodwyn's directories as the environment getenv
+// reads names them: the one reading a run, the daemon and its clients share.
+func homeDirs(getenv func(string) string) (string, config.Dirs) {
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return home, config.ResolveDirs(getenv, home)
+}
+
 // exitFor is the exit of a run that ended with out.
 func exitFor(out session.Outcome, dataDir string) error {
 	switch out.Status {
@@ -267,11 +277,7 @@ type runHooks struct {
 // that stopped the run before it started (usage, trust, the init chain).
 func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 	var none session.Outcome
-	home := e.getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	dirs := config.ResolveDirs(e.getenv, home)
+	home, dirs := homeDirs(e.getenv)
 	r.dataDir = dirs.Data
 	folder, resumeID, err := r.folderAndSession(dirs)
 	if err != nil {
