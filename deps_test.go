@@ -24,6 +24,10 @@ var allowedImports = map[string][]string{
 	"internal/trust":   {},
 	"internal/journal": {},
 	"internal/fsview":  {"golang.org/x/sys/*"},
+	// The system keychain (go-keyring; godbus only to read its errors), and
+	// the tests' private Secret Service.
+	"internal/keychain":              {"github.com/zalando/go-keyring", "github.com/godbus/dbus/v5"},
+	"internal/keychain/keychaintest": {},
 	// The daemon's wire: JSON-RPC 2.0 on a unix socket, knowing nothing of
 	// runs.
 	"internal/rpc": {"golang.org/x/sys/*"},
@@ -59,6 +63,7 @@ var neverReaches = map[string][]string{
 	"internal/store":    {"scheme", "internal/session"},
 	"internal/rpc":      {"scheme", "internal/session", "internal/guard", "internal/prim"},
 	"internal/config":   {"scheme", "internal/session"},
+	"internal/keychain": {"scheme", "internal/session", "internal/guard", "internal/prim", "internal/config"},
 }
 
 type listed struct {

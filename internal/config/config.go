@@ -10,8 +10,9 @@
 // key that would set a property of a run (yolo, unattended, sandbox) are
 // errors that name the file, the line and the key ([*Error]).
 //
-// [APIKey] finds a provider's key in the environment or in
-// <config>/credentials.toml, never in the project folder.
+// [APIKey] finds a provider's key in the environment, in
+// <config>/credentials.toml or in $CREDENTIALS_DIRECTORY, never in the
+// project folder.
 package config
 
 import (
@@ -624,20 +625,74 @@ func CredentialsPath(dirs Dirs) string {
 //	[keys]
 //	openai = "sk-..."
 //
-// Nothing in the project folder is consulted, and no file at all when
+// else the file $CREDENTIALS_DIRECTORY/<provider>, where a service manager
+// puts the credentials it was told to load (systemd's
+// LoadCredential=openai:/path/to/key), its whitespace trimmed.
+//
+// Nothing in the project folder is consulted, and no credentials.toml when
 // dirs.Config is not an absolute path. It returns "" and no error when there
 // is no key. A malformed credentials file is an [*Error] that names the
 // file, line and key but never shows a value.
 func APIKey(dirs Dirs, provider, keyEnv string, getenv func(string) string) (string, error) {
+	key, _, err := APIKeyWhere(dirs, provider, keyEnv, getenv)
+	return key, err
+}
+
+// APIKeyWhere is [APIKey] that also says where the key was found, never
+// what it is: "$OPENAI_API_KEY", "/home/me/.config/nodwyn/credentials.toml
+// ([keys] openai)" or "/run/credentials/nodwyn.service/openai
+// ($CREDENTIALS_DIRECTORY/openai)"; "" when there is none.
+func APIKeyWhere(dirs Dirs, provider, keyEnv string, getenv func(string) string) (key, where string, err error) {
 	if keyEnv == "" {
 		keyEnv = DefaultKeyEnv(provider)
 	}
 	if keyEnv != "" {
 		if v := strings.TrimSpace(getenv(keyEnv)); v != "" {
-			return v, nil
+			return v, "$" + keyEnv, nil
 		}
 	}
-	if provider == "" || !filepath.IsAbs(dirs.Config) {
+	if provider == "" {
+		return "", "", nil
+	}
+	key, err = credentialsFileKey(dirs, provider)
+	if err != nil {
+		return "", "", err
+	}
+	if key != "" {
+		return key, fmt.Sprintf("%s ([keys] %s)", CredentialsPath(dirs), provider), nil
+	}
+	return credentialsDirectoryKey(provider, getenv)
+}
+
+// credentialsDirectoryKey reads $CREDENTIALS_DIRECTORY/<provider>.
+func credentialsDirectoryKey(provider string, getenv func(string) string) (key, where string, err error) {
+	dir := getenv("CREDENTIALS_DIRECTORY")
+	if dir == "" || provider == "." || provider == ".." || strings.ContainsAny(provider, "/\\\x00") {
+		return "", "", nil
+	}
+	if !filepath.IsAbs(dir) {
+		// A service manager sets an absolute one; a relative one would be
+		// read from the working directory, which may be the project.
+		return "", "", fmt.Errorf("$CREDENTIALS_DIRECTORY is %q, not an absolute path: unset it, or give the directory a service manager made (systemd's LoadCredential= sets it)", dir)
+	}
+	path := filepath.Join(dir, provider)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("read credential %s ($CREDENTIALS_DIRECTORY/%s): %w", path, provider, err)
+	}
+	key = strings.TrimSpace(string(data))
+	if key == "" {
+		return "", "", nil
+	}
+	return key, fmt.Sprintf("%s ($CREDENTIALS_DIRECTORY/%s)", path, provider), nil
+}
+
+// credentialsFileKey reads the provider's entry in <config>/credentials.toml.
+func credentialsFileKey(dirs Dirs, provider string) (string, error) {
+	if !filepath.IsAbs(dirs.Config) {
 		// A relative configuration directory (no HOME) would be resolved
 		// against the working directory, which may be the project.
 		return "", nil
