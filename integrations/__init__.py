@@ -1,0 +1,1 @@
+"""Integrations of nodwyn with other tools (see integrations/harbor)."""

@@ -1,0 +1,810 @@
+"""Tests of the Harbor adapter (integrations/harbor/nodwyn_agent.py).
+
+    python3 -m unittest discover -s integrations/harbor -t .    # from the repository
+
+Harbor is not installable here: fake_harbor puts a stand-in for the parts
+of it the adapter uses into sys.modules first (built from Harbor's source,
+see its docstring). Two kinds of tests:
+
+- with a recording environment: the commands the adapter would run in the
+  container, the files it uploads, the environment it passes, how a failed
+  run's words are classified by Harbor's patterns, the post-run usage;
+- LocalRunTest: the adapter's commands run for real by bash on this machine,
+  a temporary directory standing in for /logs/agent, /app and
+  /usr/local/bin, with nodwyn built from this repository (skipped without
+  go): the scripted model, and a fake OpenAI-compatible server on
+  127.0.0.1 for the key's way, a 429 and a context overflow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import unittest
+from pathlib import Path
+
+from integrations.harbor import fake_harbor
+
+fake_harbor.install()
+
+from integrations.harbor import nodwyn_agent  # noqa: E402
+from integrations.harbor.nodwyn_agent import Nodwyn, RunOutcome, harbor_error_words  # noqa: E402
+
+H = fake_harbor
+logging.getLogger("harbor").addHandler(logging.NullHandler())  # the tests that want a warning ask for it
+REPO = Path(__file__).resolve().parents[2]
+BOUNDARY = re.compile(r"--- nodwyn-harbor [0-9a-f]{32} ---")
+
+
+# ---------------------------------------------------------------------------
+# A recording environment.
+
+
+class Call:
+    def __init__(self, command, user, env, cwd):
+        self.command, self.user, self.env, self.cwd = command, user, env or {}, cwd
+
+    def __repr__(self):
+        return f"Call(user={self.user!r}, {self.command[:80]!r}…)"
+
+
+class RecordingEnv(H.BaseEnvironment):
+    """Records exec calls and uploads; answers run scripts with `outcome`."""
+
+    def __init__(self, outcome="exit=0", fail_run=None, run_exc=None):
+        self.calls: list[Call] = []
+        self.uploads: dict[str, str] = {}
+        self.default_user = None
+        self.outcome = outcome
+        self.fail_run = fail_run  # an ExecResult for the run script
+        self.run_exc = run_exc  # an exception the run script raises
+
+    async def exec(self, command, cwd=None, env=None, timeout_sec=None, user=None):
+        self.calls.append(Call(command, user, env, cwd))
+        if command.endswith(" version") or " version 2>&1)" in command:
+            return H.ExecResult(return_code=0, stdout="nodwyn v1.2.3\n")
+        m = BOUNDARY.search(command)
+        if m:  # the run script
+            if self.run_exc is not None:
+                raise self.run_exc
+            if self.fail_run is not None:
+                return self.fail_run
+            return H.ExecResult(return_code=0, stdout=f"progress lines\n{m.group(0)}\n{self.outcome}\n")
+        if "printf '%s\\n'" in command:  # a failure's words: let bash say them
+            p = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
+            return H.ExecResult(return_code=p.returncode, stdout=p.stdout, stderr=p.stderr)
+        return H.ExecResult(return_code=0, stdout="")
+
+    async def upload_file(self, source_path, target_path):
+        self.uploads[target_path] = Path(source_path).read_bytes().decode()
+        self.calls.append(Call(f"UPLOAD {target_path}", None, None, None))
+
+    def commands(self):
+        return [c.command for c in self.calls]
+
+    def run_call(self):
+        runs = [c for c in self.calls if BOUNDARY.search(c.command)]
+        assert len(runs) == 1, runs
+        return runs[0]
+
+
+def agent(tmp, **kw):
+    kw.setdefault("model_name", "openai/gpt-5")
+    return Nodwyn(logs_dir=Path(tmp), **kw)
+
+
+def error_event(text):
+    return json.dumps({"seq": 4, "type": "error", "data": {"text": text}})
+
+
+def end_event(status, text="", calls=0):
+    return json.dumps({"seq": 5, "type": "run.end", "data": {"status": status, "text": text, "tool_call_count": calls,
+                                                            "input_tokens": 10, "output_tokens": 2}})
+
+
+RATE_429 = ('runtime/loop.scm:62:19: model-turn: provider openai: POST http://127.0.0.1:18555/v1/chat/completions: '
+            '429 Too Many Requests (the server asked to wait 1h0m0s, more than the 2m0s left of the retry budget): '
+            '{"error": {"message": "Rate limit reached for gpt-x", "code": "rate_limit_exceeded"}}')
+CONTEXT_400 = ('runtime/loop.scm:62:19: model-turn: provider openai: POST https://api.openai.com/v1/chat/completions: '
+               '400 Bad Request: {"error": {"message": "This model\'s maximum context length is 8192 tokens. However, '
+               'your messages resulted in 9000 tokens.", "code": "context_length_exceeded"}}')
+
+
+class InstallTest(unittest.IsolatedAsyncioTestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.binary = Path(self.tmp, "nodwyn-bin")
+        self.binary.write_text("binary bytes")
+
+    async def test_copies_the_local_binary_and_checks_it_runs(self):
+        env = RecordingEnv()
+        a = agent(self.tmp, binary=str(self.binary))
+        await a.setup(env)
+        self.assertEqual(env.uploads, {"/usr/local/bin/nodwyn": "binary bytes"})
+        steps = [(c.command.removeprefix("set -o pipefail; ")[:40], c.user) for c in env.calls[1:]]
+        self.assertEqual(steps[:3], [("mkdir -p /usr/local/bin", "root"), ("UPLOAD /usr/local/bin/nodwyn", None),
+                                     ("chmod 755 /usr/local/bin/nodwyn", "root")])
+        self.assertIn("does not run in the container", env.calls[4].command)
+        self.assertEqual(env.calls[4].user, "root")
+        self.assertEqual(env.calls[5].command, "/usr/local/bin/nodwyn version", "Harbor's version detection")
+        self.assertEqual(a.version(), "v1.2.3")
+
+    async def test_binary_from_the_environment_variable(self):
+        env = RecordingEnv()
+        a = agent(self.tmp, extra_env={"NODWYN_BINARY": str(self.binary)})
+        await a.install(env)
+        self.assertIn("/usr/local/bin/nodwyn", env.uploads)
+
+    async def test_downloads_from_a_url_with_curl_or_wget(self):
+        env = RecordingEnv()
+        a = agent(self.tmp, url="https://example.org/nodwyn-linux-amd64?x=1&y=2")
+        await a.install(env)
+        self.assertEqual(env.uploads, {})
+        dl = [c for c in env.calls if "curl" in c.command][0]
+        self.assertEqual(dl.user, "root")
+        self.assertIn("wget -q -O", dl.command)
+        self.assertIn("'https://example.org/nodwyn-linux-amd64?x=1&y=2'", dl.command)
+        self.assertIn("neither curl nor wget", dl.command)
+
+    async def test_nothing_to_install_is_a_clear_error(self):
+        with self.assertRaisesRegex(RuntimeError, r"Agent install failed: Nodwyn: nothing to install: .*binary=PATH.*url=URL"):
+            await agent(self.tmp).setup(RecordingEnv())
+
+    async def test_a_missing_binary_is_named(self):
+        with self.assertRaisesRegex(RuntimeError, r"/nowhere/nodwyn .*is not a file.*make build"):
+            await agent(self.tmp, binary="/nowhere/nodwyn").setup(RecordingEnv())
+
+    async def test_a_url_must_be_http(self):
+        with self.assertRaisesRegex(RuntimeError, "http"):
+            await agent(self.tmp, url="file:///etc/passwd").setup(RecordingEnv())
+
+
+class KwargTest(unittest.TestCase):
+    def test_bad_values_are_refused_at_construction(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for kw, msg in [({"timeout": "soon"}, "duration"), ({"max_tool_calls": "many"}, "whole number"),
+                            ({"max_tool_calls": 0}, "above 0"), ({"workdir": "app"}, "absolute"),
+                            ({"no_kernel_floor": "perhaps"}, "true or false"), ({"script": "/nowhere/x"}, "not a file")]:
+                with self.subTest(kw=kw), self.assertRaisesRegex((ValueError, FileNotFoundError), msg):
+                    agent(tmp, **kw)
+
+    def test_kwargs_as_harbor_parses_them(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a = agent(tmp, timeout="55m", max_tool_calls="200", no_kernel_floor="true")
+            cmd = a.run_command(["--provider", "openai"], "B")
+            self.assertIn("--timeout 55m", cmd)
+            self.assertIn("--max-tool-calls 200", cmd)
+            self.assertIn("daemon --no-keychain --socket \"$SOCK\" --no-kernel-floor", cmd)
+            self.assertRegex(cmd, r"run .*--no-kernel-floor")
+
+
+class RunTest(unittest.IsolatedAsyncioTestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    INSTRUCTION = "Fix the server in server.py; the tests run pkill -f 'server.py' first.\nLine two."
+
+    async def run_agent(self, a, env):
+        ctx = H.AgentContext()
+        await a.run(self.INSTRUCTION, env, ctx)
+        return ctx
+
+    async def test_openai_run(self):
+        env = RecordingEnv()
+        key = "sk-secret-key-123"
+        a = agent(self.tmp, extra_env={"OPENAI_API_KEY": key, "OPENAI_BASE_URL": "http://proxy:4000/v1"})
+        ctx = await self.run_agent(a, env)
+        self.assertTrue(ctx.is_empty(), "run() leaves the context to populate_context_post_run")
+
+        # Its own directories, private, before anything else.
+        prep = env.calls[0]
+        self.assertIn("mkdir -p /logs/agent/nodwyn/config /logs/agent/nodwyn/data /logs/agent/nodwyn/run", prep.command)
+        self.assertIn("chmod 700 /logs/agent/nodwyn/config /logs/agent/nodwyn/data /logs/agent/nodwyn/run", prep.command)
+        self.assertIsNone(prep.user)
+
+        # The instruction travels as a file.
+        self.assertEqual(env.uploads["/logs/agent/nodwyn/instruction.txt"], self.INSTRUCTION)
+
+        run = env.run_call()
+        cmd = run.command
+        self.assertIsNone(run.user, "the run goes as the agent's user")
+        self.assertIn("N=/logs/agent/nodwyn\n", cmd)
+        self.assertIn('export XDG_CONFIG_HOME="$N/config" XDG_DATA_HOME="$N/data" XDG_RUNTIME_DIR="$N/run"', cmd)
+        self.assertIn('SOCK="$N/run/daemon.sock"', cmd)
+        self.assertRegex(cmd, r'nohup "\$BIN" daemon --no-keychain --socket "\$SOCK" >>"\$N/daemon.log" 2>&1 </dev/null &')
+        self.assertIn('while [ ! -S "$SOCK" ]', cmd)
+        run_line = [line for line in cmd.splitlines() if '"$BIN" run ' in line][0]
+        for part in ['--daemon "$SOCK"', "--sandbox container", '-C "$WORKDIR"',
+                     "--trajectory /logs/agent/trajectory.json", "--json", "--provider openai", "--model gpt-5",
+                     "--base-url http://proxy:4000/v1", ' - <"$N/instruction.txt"', '>"$N/run.log"',
+                     'tee "$N/progress.log"']:
+            self.assertIn(part, run_line)
+        # The daemon is stopped after the run, by its pid, and only it.
+        self.assertLess(cmd.index('"$BIN" run '), cmd.rindex("nodwyn_stop_daemon\n"))
+        self.assertIn('kill "$p"', cmd)
+        self.assertNotIn("pkill", cmd)
+        self.assertNotIn("killall", cmd)
+        # The key only in the run's environment, and unset before the client.
+        self.assertEqual(run.env, {"OPENAI_API_KEY": key})
+        self.assertLess(cmd.index("unset OPENAI_API_KEY ANTHROPIC_API_KEY"), cmd.index('"$BIN" run '))
+        for c in env.calls:
+            self.assertNotIn(key, c.command)
+            self.assertNotIn("pkill -f", c.command, "the instruction is on no command line")
+            self.assertNotIn("Line two", c.command)
+        # Success: nothing is run after the run script.
+        self.assertIs(env.calls[-1], run)
+
+    async def test_the_instruction_goes_through_the_prompt_template(self):
+        tpl = Path(self.tmp, "tpl.txt")
+        tpl.write_text("Task: {{ instruction }} (be brief)")
+        env = RecordingEnv()
+        await self.run_agent(agent(self.tmp, prompt_template_path=tpl), env)
+        self.assertEqual(env.uploads["/logs/agent/nodwyn/instruction.txt"], f"Task: {self.INSTRUCTION} (be brief)")
+
+    async def test_anthropic(self):
+        env = RecordingEnv()
+        a = agent(self.tmp, model_name="anthropic/claude-sonnet-4-5", extra_env={"ANTHROPIC_API_KEY": "sk-ant-x"})
+        await self.run_agent(a, env)
+        run = env.run_call()
+        self.assertIn("--provider anthropic --model claude-sonnet-4-5", run.command)
+        self.assertNotIn("--base-url", run.command, "Harbor's default (…/v1) is not nodwyn's form of the URL")
+        self.assertEqual(run.env, {"ANTHROPIC_API_KEY": "sk-ant-x"})
+
+        env = RecordingEnv()
+        a = agent(self.tmp, model_name="anthropic/claude-sonnet-4-5",
+                  extra_env={"ANTHROPIC_API_KEY": "sk-ant-x", "ANTHROPIC_BASE_URL": "http://gw:8080"})
+        await self.run_agent(a, env)
+        self.assertIn("--base-url http://gw:8080", env.run_call().command)
+
+    async def test_another_provider_is_spoken_to_as_openai_compatible(self):
+        env = RecordingEnv()
+        a = agent(self.tmp, model_name="openrouter/anthropic/claude-x", extra_env={"OPENROUTER_API_KEY": "or-key"})
+        await self.run_agent(a, env)
+        run = env.run_call()
+        self.assertIn("--provider openai --model anthropic/claude-x --base-url https://openrouter.ai/api/v1",
+                      run.command)
+        self.assertEqual(run.env, {"OPENAI_API_KEY": "or-key"})
+
+    async def test_api_base_wins(self):
+        env = RecordingEnv()
+        a = agent(self.tmp, api_base="http://10.0.0.2:8000/v1", extra_env={"OPENAI_BASE_URL": "http://other/v1"})
+        await self.run_agent(a, env)
+        self.assertIn("--base-url http://10.0.0.2:8000/v1", env.run_call().command)
+        self.assertEqual(env.run_call().env, {}, "no key found: none passed")
+
+    async def test_no_key_for_the_official_endpoint_is_warned_about(self):
+        with self.assertLogs("harbor", "WARNING") as logs:
+            await self.run_agent(agent(self.tmp), RecordingEnv())
+        self.assertIn("no API key found for provider openai", logs.output[0])
+
+    async def test_a_provider_without_an_endpoint_is_a_clear_error(self):
+        with self.assertRaisesRegex(ValueError, r"no endpoint for provider 'hosted_vllm'.*api_base=URL or HOSTED_VLLM_BASE_URL"):
+            await self.run_agent(agent(self.tmp, model_name="hosted_vllm/qwen"), RecordingEnv())
+
+    async def test_no_model_is_a_clear_error(self):
+        with self.assertRaisesRegex(ValueError, "no model: give harbor run --model"):
+            await self.run_agent(agent(self.tmp, model_name=None), RecordingEnv())
+
+    async def test_files_are_given_to_the_agents_user(self):
+        env = RecordingEnv()
+        env.default_user = "agent"
+        await self.run_agent(agent(self.tmp, extra_env={"OPENAI_API_KEY": "k"}), env)
+        chown = [c for c in env.calls if c.command.startswith("set -o pipefail; chown")]
+        self.assertEqual([c.command for c in chown],
+                         ["set -o pipefail; chown agent /logs/agent/nodwyn/instruction.txt"])
+        self.assertEqual(chown[0].user, "root")
+
+    async def test_script_instead_of_a_model(self):
+        script = Path(self.tmp, "m.script")
+        script.write_text("> reply\nDone.\n")
+        env = RecordingEnv()
+        await self.run_agent(agent(self.tmp, model_name=None, script=str(script)), env)
+        self.assertEqual(env.uploads["/logs/agent/nodwyn/model.script"], "> reply\nDone.\n")
+        self.assertIn("--script /logs/agent/nodwyn/model.script", env.run_call().command)
+
+    async def test_workdir(self):
+        env = RecordingEnv()
+        await self.run_agent(agent(self.tmp, workdir="/srv/task dir"), env)
+        self.assertIn("WORKDIR='/srv/task dir'\n", env.run_call().command)
+
+    async def expect_failure(self, outcome, exc_type):
+        env = RecordingEnv(outcome=outcome)
+        with self.assertRaises(H.NonZeroAgentExitCodeError) as cm:
+            await self.run_agent(agent(self.tmp, extra_env={"OPENAI_API_KEY": "k"}), env)
+        self.assertIs(type(cm.exception), exc_type, str(cm.exception))
+        return str(cm.exception)
+
+    async def test_a_rate_limited_run_is_harbors_rate_limit(self):
+        msg = await self.expect_failure(
+            f"exit=1\nerror={error_event(RATE_429)}\nend={end_event('failed', RATE_429)}", H.ApiRateLimitError)
+        self.assertIn("(exit 1)", msg)
+        self.assertIn("429 Too Many Requests", msg)
+        self.assertIn("/logs/agent/nodwyn/run.log", msg)
+
+    async def test_a_context_overflow_is_harbors_context_window(self):
+        await self.expect_failure(f"exit=1\nerror={error_event(CONTEXT_400)}\nend={end_event('failed', CONTEXT_400)}",
+                                  H.ContextWindowExceededError)
+
+    async def test_a_failure_that_is_not_the_providers(self):
+        text = "runtime/loop.scm:80:3: car: not a pair: ()"
+        msg = await self.expect_failure(f"exit=1\nerror={error_event(text)}\nend={end_event('failed', text)}",
+                                        H.NonZeroAgentExitCodeError)
+        self.assertIn("not a pair", msg)
+
+    async def test_the_deadline(self):
+        msg = await self.expect_failure(f"exit=3\nend={end_event('deadline', 'the deadline passed', 40)}",
+                                        H.NonZeroAgentExitCodeError)
+        self.assertIn("(exit 3)", msg)
+        self.assertIn("deadline (--timeout) ran out (status deadline, 40 tool calls)", msg)
+
+    async def test_a_configuration_error_before_any_event(self):
+        msg = await self.expect_failure(
+            "exit=2\nprogress=nodwyn: the daemon on /logs/agent/nodwyn/run/daemon.sock: provider openai: "
+            "no API key for https://api.openai.com/v1; set OPENAI_API_KEY", H.AgentAuthenticationError)
+        self.assertIn("set OPENAI_API_KEY", msg)
+
+    async def test_a_daemon_that_does_not_start(self):
+        env = RecordingEnv(fail_run=H.ExecResult(
+            return_code=1, stderr="nodwyn: the daemon exited before serving on /logs/agent/nodwyn/run/daemon.sock"))
+        with self.assertRaisesRegex(H.NonZeroAgentExitCodeError, "the daemon exited before serving"):
+            await self.run_agent(agent(self.tmp), env)
+        self.assertIn("nodwyn_stop_daemon", env.calls[-1].command, "stopped after a failed run script too")
+        self.assertNotIn("nodwyn_running \"$DPID\"", env.calls[-1].command, "the stop command starts nothing")
+
+    async def test_a_cancelled_run_stops_the_daemon(self):
+        env = RecordingEnv(run_exc=asyncio.CancelledError())
+        with self.assertRaises(asyncio.CancelledError):
+            await self.run_agent(agent(self.tmp), env)
+        last = env.calls[-1].command
+        self.assertTrue(last.endswith("nodwyn_stop_daemon\n"), last)
+        self.assertNotIn(" daemon --no-keychain", last)
+
+
+class ErrorWordsTest(unittest.TestCase):
+    """nodwyn's error texts, in words Harbor's ERROR_PATTERNS classify."""
+
+    CASES = [
+        (RATE_429, H.ApiRateLimitError),
+        ("provider openai: POST https://x/v1/chat/completions: 429 Too Many Requests after 6 attempts: "
+         '{"error": {"code": "insufficient_quota", "message": "You exceeded your current quota"}}', H.ApiUsageLimitError),
+        (CONTEXT_400, H.ContextWindowExceededError),
+        ("provider anthropic: POST https://api.anthropic.com/v1/messages: 400 Bad Request: "
+         '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}',
+         H.ContextWindowExceededError),
+        ("provider openai: POST http://vllm/v1/chat/completions: 400 Bad Request: {\"message\": \"This model's maximum "
+         "context length is 32768 tokens. However, you requested 40000 tokens (rate limits apply).\"}",
+         H.ContextWindowExceededError),
+        ("provider openai: POST http://x/v1/chat/completions: 413 Request Entity Too Large: too big", H.ContextWindowExceededError),
+        ("provider openai: POST https://x/v1/chat/completions: 401 Unauthorized: {\"error\": \"bad key\"}",
+         H.AgentAuthenticationError),
+        ("provider openai: POST https://x/v1/chat/completions: 404 Not Found: {\"error\": \"The model `gpt-9` does not exist\"}",
+         H.ModelNotFoundError),
+        ("provider openai: POST https://x/v1/chat/completions: 500 Internal Server Error after 6 attempts: oops",
+         H.ApiInternalServerError),
+        ("provider anthropic: POST https://x/v1/messages: 529 status code 529 after 6 attempts: "
+         '{"type":"overloaded_error"}', H.ApiOverloadedError),
+        ("provider openai: POST https://x/v1/chat/completions: 503 Service Unavailable after 6 attempts: busy",
+         H.ApiOverloadedError),
+        ("provider openai: POST https://x/v1/chat/completions: 418 I'm a teapot: no", H.UnknownApiError),
+        ("provider openai: POST https://x/v1/chat/completions: idle timeout: no data from the model for 2m0s "
+         "(SSE comments and pings do not count) after 6 attempts", H.ApiResponseStalledError),
+        ("provider openai: POST https://x/v1/chat/completions: request timeout: the request took longer than 10m0s",
+         H.NetworkConnectionError),
+        ("provider openai: POST https://x/v1/chat/completions: stream cut mid-reply: the stream ended with no "
+         "finish_reason after 6 attempts", H.ApiConnectionClosedError),
+        ("runtime/loop.scm:62:19: model-turn: provider openai: POST http://127.0.0.1:18555/v1/chat/completions: "
+         "connection failed: dial tcp 127.0.0.1:18555: connect: connection refused after 6 attempts",
+         H.NetworkConnectionError),
+        ("provider openai: POST https://nowhere.invalid/v1/chat/completions: connection failed: dial tcp: lookup "
+         "nowhere.invalid: no such host after 6 attempts", H.NetworkConnectionError),
+        ("provider script: 429 Too Many Requests (m.script:4)", H.ApiRateLimitError),
+        ("provider openai: no API key for https://api.openai.com/v1; set OPENAI_API_KEY", H.AgentAuthenticationError),
+    ]
+
+    def test_each_failure_is_classified_as_harbor_would(self):
+        for text, want in self.CASES:
+            with self.subTest(text=text[:70]):
+                words = harbor_error_words(text)
+                self.assertIsNotNone(words)
+                # As the adapter prints them: nodwyn's text, then the words last.
+                output = f"nodwyn: run exited 1\nnodwyn: {text}\nnodwyn: provider error: {words}\n"
+                self.assertIs(H.classify(output), want, words)
+
+    def test_not_a_provider_error(self):
+        for text in [None, "", "runtime/loop.scm:80:3: car: not a pair: ()", "no progress: the same call 12 times"]:
+            self.assertIsNone(harbor_error_words(text))
+
+    def test_the_words_match_one_pattern_only(self):
+        # Nothing after the phrase a pattern matches may match another.
+        for text, want in self.CASES:
+            words = harbor_error_words(text)
+            self.assertIs(H.classify(words), want, words)
+
+
+class OutcomeTest(unittest.TestCase):
+    def test_parse(self):
+        b = "--- nodwyn-harbor " + "0" * 32 + " ---"
+        out = RunOutcome.parse(f"exit=7\n{b}\nexit=1\nerror={error_event('x')}\nend=not json\nprogress=a\nprogress=b", b)
+        self.assertEqual((out.exit_code, out.error, out.end, out.progress), (1, "x", None, ["a", "b"]))
+        self.assertIsNone(RunOutcome.parse("exit=0", b).exit_code, "nothing counts before the boundary")
+        self.assertIsNone(RunOutcome.parse(f"{b}\nexit=", b).exit_code)
+        self.assertEqual(RunOutcome.parse(None, b).progress, [])
+
+
+class PostRunTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def populate(self):
+        ctx = H.AgentContext()
+        agent(self.tmp).populate_context_post_run(ctx)
+        return ctx
+
+    def write(self, doc):
+        Path(self.tmp, "trajectory.json").write_text(json.dumps(doc) if not isinstance(doc, str) else doc)
+
+    def test_final_metrics(self):
+        self.write({"schema_version": "ATIF-v1.4", "steps": [],
+                    "final_metrics": {"total_prompt_tokens": 1200, "total_completion_tokens": 80,
+                                      "total_cached_tokens": 900, "total_cost_usd": 0.0123, "total_steps": 3}})
+        ctx = self.populate()
+        self.assertEqual((ctx.n_input_tokens, ctx.n_output_tokens, ctx.n_cache_tokens, ctx.cost_usd),
+                         (1200, 80, 900, 0.0123))
+
+    def test_totals_missing_are_summed_from_the_steps_or_left_none(self):
+        self.write({"steps": [
+            {"step_id": 1, "source": "user"},
+            {"step_id": 2, "source": "agent", "metrics": {"prompt_tokens": 100, "completion_tokens": 5, "cached_tokens": 60}},
+            {"step_id": 3, "source": "agent", "metrics": {"prompt_tokens": 150, "completion_tokens": 7}},
+        ], "final_metrics": {"total_prompt_tokens": 250, "total_completion_tokens": 12, "extra": {"status": "finished"}}})
+        ctx = self.populate()
+        self.assertEqual((ctx.n_input_tokens, ctx.n_output_tokens, ctx.n_cache_tokens, ctx.cost_usd),
+                         (250, 12, 60, None))
+
+    def test_no_final_metrics(self):
+        self.write({"steps": [{"metrics": {"prompt_tokens": 3, "completion_tokens": 1, "cost_usd": 0.5}},
+                              {"metrics": {"prompt_tokens": 4, "completion_tokens": True}}]})
+        ctx = self.populate()
+        self.assertEqual((ctx.n_input_tokens, ctx.n_output_tokens, ctx.n_cache_tokens, ctx.cost_usd), (7, 1, None, 0.5))
+
+    def test_a_missing_or_broken_trajectory_leaves_the_context(self):
+        self.assertTrue(self.populate().is_empty())
+        self.write("{not json")
+        self.assertTrue(self.populate().is_empty())
+        self.write("[1, 2]")
+        self.assertTrue(self.populate().is_empty())
+
+    def test_run_end_when_there_is_no_trajectory(self):
+        Path(self.tmp, "nodwyn").mkdir()
+        Path(self.tmp, "nodwyn", "run.log").write_text(
+            '{"seq":1,"type":"run.start","data":{}}\n' + end_event("budget", calls=9) + "\n")
+        ctx = self.populate()
+        self.assertEqual((ctx.n_input_tokens, ctx.n_output_tokens, ctx.n_cache_tokens), (10, 2, None))
+        self.assertEqual(ctx.metadata, {"nodwyn": {"status": "budget", "tool_call_count": 9}})
+
+
+# ---------------------------------------------------------------------------
+# The adapter's commands run for real.
+
+
+class LocalEnv(H.BaseEnvironment):
+    """Runs the adapter's commands with bash on this machine, as a container would."""
+
+    def __init__(self, cwd: Path, home: Path):
+        self.cwd = cwd
+        self.default_user = None
+        self.commands: list[tuple[str, dict]] = []
+        base = {k: v for k, v in os.environ.items()
+                if not (k.endswith("_API_KEY") or k.startswith("XDG_") or k.startswith("NODWYN_"))}
+        base["HOME"] = str(home)
+        self.base = base
+
+    async def exec(self, command, cwd=None, env=None, timeout_sec=None, user=None):
+        self.commands.append((command, dict(env or {})))
+        p = await asyncio.create_subprocess_exec(
+            "bash", "-c", command, cwd=cwd or self.cwd, env={**self.base, **(env or {})},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL)
+        out, err = await asyncio.wait_for(p.communicate(), timeout=timeout_sec or 180)
+        return H.ExecResult(return_code=p.returncode, stdout=out.decode(), stderr=err.decode())
+
+    async def upload_file(self, source_path, target_path):
+        shutil.copyfile(source_path, target_path)
+
+
+class FakeOpenAI:
+    """An OpenAI-compatible chat-completions server on 127.0.0.1: each request
+    takes the next reply (("status", code, body) or ("sse", text, tool_call));
+    after them, "Done."."""
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.requests: list[tuple[dict, dict]] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                outer.requests.append(({k.lower(): v for k, v in self.headers.items()} | {"path": self.path}, body))
+                reply = outer.replies.pop(0) if outer.replies else ("sse", "Done.", None)
+                if reply[0] == "status":
+                    data = json.dumps(reply[2]).encode()
+                    self.send_response(reply[1])
+                    self.send_header("Retry-After", "3600")
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                _, text, call = reply
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                delta = {"role": "assistant", "content": text}
+                if call:
+                    delta["tool_calls"] = [{"index": 0, "id": "call_a", "type": "function",
+                                            "function": {"name": call[0], "arguments": json.dumps(call[1])}}]
+                chunks = [
+                    {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls" if call else "stop"}]},
+                    {"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 10, "total_tokens": 1010,
+                                              "prompt_tokens_details": {"cached_tokens": 600}}},
+                ]
+                for c in chunks:
+                    c.update({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": body.get("model")})
+                    self.wfile.write(f"data: {json.dumps(c)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self):
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def running(pid: int) -> bool:
+    """pid is a live process (not a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(") ", 1)[1][:1] not in ("Z", "X")
+
+
+# What the model runs first: a background service that must outlive the run,
+# and a look at every process's command line for the instruction's marker
+# and the key (the [x] keeps grep's own command line from matching).
+PROBE = ("nohup sleep 300 >/dev/null 2>&1 & echo $! > svc.pid; "
+         "echo instruction-on-argv: $(grep -l -a 'zq-instructio[n]-7731' /proc/[0-9]*/cmdline 2>/dev/null | wc -l); "
+         "echo key-on-argv: $(grep -l -a 'sk-test-key-552[1]' /proc/[0-9]*/cmdline 2>/dev/null | wc -l)")
+INSTRUCTION = "Start the service (marker zq-instruction-7731) and say done."
+
+
+@unittest.skipUnless(Path("/proc/self/stat").exists(), "needs Linux /proc")
+class LocalRunTest(unittest.IsolatedAsyncioTestCase):
+    binary: Path | None = None
+    floor_flag: dict = {}
+
+    @classmethod
+    def setUpClass(cls):
+        given = os.environ.get("NODWYN_TEST_BINARY")
+        cls.build_dir = tempfile.mkdtemp()
+        if given:
+            cls.binary = Path(given)
+        else:
+            go = shutil.which("go")
+            if go is None:
+                raise unittest.SkipTest("go is not installed: the local run of the adapter's commands needs nodwyn built")
+            cls.binary = Path(cls.build_dir, "nodwyn")
+            p = subprocess.run([go, "build", "-trimpath", "-o", str(cls.binary), "./cmd/nodwyn"], cwd=REPO,
+                               env={**os.environ, "CGO_ENABLED": "0"}, capture_output=True, text=True)
+            if p.returncode != 0:
+                raise AssertionError(f"go build ./cmd/nodwyn failed:\n{p.stderr}")
+        doctor = subprocess.run([str(cls.binary), "doctor"], capture_output=True, text=True)
+        # Where Landlock cannot be had the daemon refuses to serve: the test
+        # then goes the no_kernel_floor way, which is also the adapter's.
+        cls.floor_flag = {} if "kernel floor: on" in doctor.stdout else {"no_kernel_floor": True}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.build_dir, ignore_errors=True)
+
+    def setUp(self):
+        self.root = Path(tempfile.mkdtemp(prefix="nh-"))
+        self.addCleanup(shutil.rmtree, self.root, True)
+        self.logs = self.root / "logs"
+        self.app = self.root / "app"
+        for d in (self.logs, self.app, self.root / "bin", self.root / "home"):
+            d.mkdir()
+        self.env = LocalEnv(self.app, self.root / "home")
+        self.addCleanup(self.kill_daemons)
+
+    def kill_daemons(self):
+        """Daemons a failing test left: those this test's binary runs, by pid."""
+        log = self.logs / "nodwyn" / "daemon.log"
+        if not log.exists():
+            return
+        for pid in map(int, re.findall(r"\(pid (\d+)\)", log.read_text())):
+            try:
+                exe = os.readlink(f"/proc/{pid}/exe")
+            except OSError:
+                continue
+            if exe.startswith(str(self.root)) and running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+    def make(self, **kw):
+        return Nodwyn(logs_dir=self.logs, agent_dir=str(self.logs), install_path=str(self.root / "bin" / "nodwyn"),
+                      workdir=str(self.app), binary=str(self.binary), **self.floor_flag, **kw)
+
+    def kill_service(self):
+        pidfile = self.app / "svc.pid"
+        if pidfile.exists():
+            pid = int(pidfile.read_text())
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+    def events(self):
+        return [json.loads(line) for line in (self.logs / "nodwyn" / "run.log").read_text().splitlines() if line]
+
+    def assert_daemon_gone(self):
+        log = (self.logs / "nodwyn" / "daemon.log").read_text()
+        pids = [int(p) for p in re.findall(r"serving on .* \(pid (\d+)\)", log)]
+        self.assertTrue(pids, log)
+        for pid in pids:
+            self.assertFalse(running(pid), f"daemon {pid} still running")
+        self.assertFalse((self.logs / "nodwyn" / "run" / "daemon.pid").exists())
+
+    async def test_scripted_run(self):
+        script = self.root / "m.script"
+        script.write_text("> reply\nStarting it.\ncall shell-exec " + json.dumps({"command": PROBE}) + "\n> reply\nDone.\n")
+        a = self.make(script=str(script), model_name=None)
+        await a.install(self.env)
+        self.addCleanup(self.kill_service)
+        ctx = H.AgentContext()
+        await a.run(INSTRUCTION, self.env, ctx)
+
+        n = self.logs / "nodwyn"
+        for d in ("config", "data", "run"):
+            self.assertEqual((n / d).stat().st_mode & 0o777, 0o700, d)
+        results = [e["data"]["output"] for e in self.events() if e["type"] == "tool.result"]
+        self.assertEqual(len(results), 1, results)
+        self.assertIn("instruction-on-argv: 0", results[0])
+        end = [e for e in self.events() if e["type"] == "run.end"][-1]["data"]
+        self.assertEqual(end["status"], "finished")
+        self.assertEqual(end["tool_call_count"], 1)
+        # The folder, sandbox mode and the task as nodwyn saw them.
+        start = self.events()[0]["data"]
+        self.assertEqual((start["folder"], start["sandbox"], start["instruction"]),
+                         (str(self.app.resolve()), True, INSTRUCTION))
+        # The service the run started outlives the run and the daemon.
+        pid = int((self.app / "svc.pid").read_text())
+        self.assertTrue(running(pid), "the background service was stopped")
+        self.assert_daemon_gone()
+
+        a.populate_context_post_run(ctx)
+        traj = json.loads((self.logs / "trajectory.json").read_text())
+        self.assertEqual(ctx.n_input_tokens, traj["final_metrics"]["total_prompt_tokens"])
+        self.assertGreater(ctx.n_input_tokens, 0)
+        self.assertGreater(ctx.n_output_tokens, 0)
+        self.assertEqual(ctx.metadata["nodwyn"]["status"], "finished")
+
+        # A second run in the same container starts its own daemon again.
+        await a.run("Again: say done.", self.env, H.AgentContext())
+        self.assert_daemon_gone()
+
+    async def test_a_stale_daemon_is_stopped_and_a_stranger_is_not(self):
+        script = self.root / "m.script"
+        script.write_text("> reply\nDone.\n")
+        a = self.make(script=str(script), model_name=None)
+        await a.install(self.env)
+        n = self.logs / "nodwyn"
+        for d in ("config", "data", "run"):
+            (n / d).mkdir(parents=True, mode=0o700)
+        env = {**self.env.base, "XDG_CONFIG_HOME": str(n / "config"), "XDG_DATA_HOME": str(n / "data"),
+               "XDG_RUNTIME_DIR": str(n / "run")}
+        floor = ["--no-kernel-floor"] if self.floor_flag else []
+        # A daemon a cancelled run left behind, its pid in the pid file.
+        stale = subprocess.Popen([str(self.root / "bin" / "nodwyn"), "daemon", "--socket", str(n / "run" / "old.sock"),
+                                  *floor], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(lambda: stale.poll() is None and stale.kill())
+        (n / "run" / "daemon.pid").write_text(str(stale.pid))
+        await a.run("Say done.", self.env, H.AgentContext())
+        self.assertIsNotNone(stale.wait(timeout=15), "the stale daemon was not stopped")
+        self.assert_daemon_gone()
+
+        # A pid file naming a process that is not this nodwyn: left alone.
+        stranger = subprocess.Popen(["sleep", "30"])
+        self.addCleanup(lambda: (stranger.kill(), stranger.wait()))
+        (n / "run" / "daemon.pid").write_text(str(stranger.pid))
+        await a.run("Say done.", self.env, H.AgentContext())
+        self.assertIsNone(stranger.poll(), "a process that is not the daemon was killed")
+
+    async def test_openai_compatible_server_and_the_key(self):
+        server = FakeOpenAI([("sse", "Looking.", ("shell-exec", {"command": PROBE}))])
+        self.addCleanup(server.close)
+        a = self.make(model_name="openai/gpt-test",
+                      extra_env={"OPENAI_API_KEY": "sk-test-key-5521", "OPENAI_BASE_URL": server.base_url})
+        await a.install(self.env)
+        self.addCleanup(self.kill_service)
+        ctx = H.AgentContext()
+        await a.run(INSTRUCTION, self.env, ctx)
+
+        self.assertGreaterEqual(len(server.requests), 2)
+        for headers, body in server.requests:
+            self.assertEqual(headers["authorization"], "Bearer sk-test-key-5521")
+            self.assertEqual(headers["path"], "/v1/chat/completions")
+            self.assertEqual(body["model"], "gpt-test")
+        out = [e["data"]["output"] for e in self.events() if e["type"] == "tool.result"][0]
+        self.assertIn("instruction-on-argv: 0", out)
+        self.assertIn("key-on-argv: 0", out)
+        for command, env in self.env.commands:
+            self.assertNotIn("sk-test-key-5521", command)
+        for f in (self.logs / "nodwyn").rglob("*"):
+            if f.is_file():
+                self.assertNotIn(b"sk-test-key-5521", f.read_bytes(), f"the key is written in {f}")
+        self.assert_daemon_gone()
+
+        a.populate_context_post_run(ctx)
+        n = len(server.requests)
+        traj = json.loads((self.logs / "trajectory.json").read_text())
+        self.assertEqual(ctx.n_output_tokens, 10 * n)
+        # The context says what the trajectory says. (nodwyn's trajectory
+        # counts the prompt tokens without the 600 cache reads of each
+        # request, and has no total_cached_tokens: docs/harbor.md.)
+        self.assertEqual(ctx.n_input_tokens, traj["final_metrics"]["total_prompt_tokens"])
+        self.assertEqual(ctx.n_cache_tokens, traj["final_metrics"].get("total_cached_tokens"))
+
+    async def expect_classified(self, reply, exc_type):
+        server = FakeOpenAI([reply])
+        self.addCleanup(server.close)
+        a = self.make(model_name="openai/gpt-test",
+                      extra_env={"OPENAI_API_KEY": "sk-test-key-5521", "OPENAI_BASE_URL": server.base_url})
+        await a.install(self.env)
+        with self.assertRaises(H.NonZeroAgentExitCodeError) as cm:
+            await a.run(INSTRUCTION, self.env, H.AgentContext())
+        self.assertIs(type(cm.exception), exc_type, str(cm.exception))
+        self.assert_daemon_gone()
+        return str(cm.exception)
+
+    async def test_429_is_a_rate_limit(self):
+        msg = await self.expect_classified(
+            ("status", 429, {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}),
+            H.ApiRateLimitError)
+        self.assertIn("exit 1", msg)
+
+    async def test_context_overflow_is_a_context_window(self):
+        await self.expect_classified(
+            ("status", 400, {"error": {"message": "This model's maximum context length is 8192 tokens.",
+                                       "code": "context_length_exceeded"}}),
+            H.ContextWindowExceededError)
+
+    async def test_a_binary_that_does_not_run_is_named_at_install(self):
+        bad = self.root / "not-a-binary"
+        bad.write_bytes(b"\x7fELF garbage")
+        a = Nodwyn(logs_dir=self.logs, install_path=str(self.root / "bin" / "nodwyn"), binary=str(bad))
+        with self.assertRaisesRegex(H.NonZeroAgentExitCodeError, "does not run in the container.*static build"):
+            await a.install(self.env)
+
+
+if __name__ == "__main__":
+    unittest.main()
