@@ -14,6 +14,10 @@ build:
 # The tests run with the race detector (it needs cgo, so a C compiler).
 test:
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	@if command -v python3 >/dev/null 2>&1; then \
+	  echo "python3 -m unittest discover -s integrations/harbor -t ."; \
+	  PYTHONDONTWRITEBYTECODE=1 NODWYN_TEST_GO="$(GO)" python3 -m unittest discover -s integrations/harbor -t .; \
+	else echo "skip: no python3, so the Harbor adapter's tests (integrations/harbor) did not run"; fi
 
 test-short:
 	$(GO) test -count=1 ./...

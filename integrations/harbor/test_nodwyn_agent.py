@@ -12,7 +12,8 @@ see its docstring). Two kinds of tests:
 - LocalRunTest: the adapter's commands run for real by bash on this machine,
   a temporary directory standing in for /logs/agent, /app and
   /usr/local/bin, with nodwyn built from this repository (skipped without
-  go): the scripted model, and a fake OpenAI-compatible server on
+  go; NODWYN_TEST_BINARY names a binary to use instead, NODWYN_TEST_GO the
+  go command): the scripted model, and a fake OpenAI-compatible server on
   127.0.0.1 for the key's way, a 429 and a context overflow.
 """
 
@@ -612,9 +613,9 @@ class LocalRunTest(unittest.IsolatedAsyncioTestCase):
         if given:
             cls.binary = Path(given)
         else:
-            go = shutil.which("go")
+            go = shutil.which(os.environ.get("NODWYN_TEST_GO") or "go")
             if go is None:
-                raise unittest.SkipTest("go is not installed: the local run of the adapter's commands needs nodwyn built")
+                raise unittest.SkipTest(f"no {os.environ.get('NODWYN_TEST_GO') or 'go'} command: the local run of the adapter's commands needs nodwyn built")
             cls.binary = Path(cls.build_dir, "nodwyn")
             p = subprocess.run([go, "build", "-trimpath", "-o", str(cls.binary), "./cmd/nodwyn"], cwd=REPO,
                                env={**os.environ, "CGO_ENABLED": "0"}, capture_output=True, text=True)
