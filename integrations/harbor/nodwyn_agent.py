@@ -40,7 +40,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harbor.agents.installed.base import BaseInstalledAgent, with_prompt_template
-from harbor.agents.model_connection import ModelConnectionSpec
+
+try:
+    from harbor.agents.model_connection import ModelConnectionSpec
+except ImportError as exc:  # pragma: no cover
+    raise ImportError(
+        "nodwyn's Harbor adapter needs a Harbor with harbor.agents.model_connection and "
+        "BaseInstalledAgent.ERROR_PATTERNS (it was written against v0.22.0, commit 39b85872); "
+        f"this Harbor is older: {exc}"
+    ) from exc
 from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
 from harbor.models.trial.paths import EnvironmentPaths
