@@ -595,7 +595,7 @@ def running(pid: int) -> bool:
 # What the model runs first: a background service that must outlive the run,
 # and a look at every process's command line for the instruction's marker
 # and the key (the [x] keeps grep's own command line from matching).
-PROBE = ("nohup sleep 300 >/dev/null 2>&1 & echo $! > svc.pid; "
+PROBE = ("nohup sleep 300 >/dev/null 2>&1 & echo $! >> svc.pid; "
          "echo instruction-on-argv: $(grep -l -a 'zq-instructio[n]-7731' /proc/[0-9]*/cmdline 2>/dev/null | wc -l); "
          "echo key-on-argv: $(grep -l -a 'sk-test-key-552[1]' /proc/[0-9]*/cmdline 2>/dev/null | wc -l)")
 INSTRUCTION = "Start the service (marker zq-instruction-7731) and say done."
@@ -660,9 +660,9 @@ class LocalRunTest(unittest.IsolatedAsyncioTestCase):
     def kill_service(self):
         pidfile = self.app / "svc.pid"
         if pidfile.exists():
-            pid = int(pidfile.read_text())
-            if running(pid):
-                os.kill(pid, signal.SIGKILL)
+            for pid in map(int, pidfile.read_text().split()):
+                if running(pid):
+                    os.kill(pid, signal.SIGKILL)
 
     def events(self):
         return [json.loads(line) for line in (self.logs / "nodwyn" / "run.log").read_text().splitlines() if line]
@@ -698,7 +698,7 @@ class LocalRunTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual((start["folder"], start["sandbox"], start["instruction"]),
                          (str(self.app.resolve()), True, INSTRUCTION))
         # The service the run started outlives the run and the daemon.
-        pid = int((self.app / "svc.pid").read_text())
+        (pid,) = map(int, (self.app / "svc.pid").read_text().split())
         self.assertTrue(running(pid), "the background service was stopped")
         self.assert_daemon_gone()
 
