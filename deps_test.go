@@ -47,7 +47,7 @@ var allowedImports = map[string][]string{
 		mod + "/internal/prim", mod + "/internal/provider", mod + "/internal/sandbox", mod + "/internal/store"},
 	// The command line: everything but the interpreter (through session).
 	"internal/cli": {"github.com/alecthomas/kong", "golang.org/x/sys/*", "golang.org/x/term",
-		mod + "/internal/config", mod + "/internal/guard", mod + "/internal/journal", mod + "/internal/prim",
+		mod + "/internal/config", mod + "/internal/guard", mod + "/internal/journal", mod + "/internal/keychain", mod + "/internal/prim",
 		mod + "/internal/provider", mod + "/internal/rpc", mod + "/internal/sandbox", mod + "/internal/session", mod + "/internal/store", mod + "/internal/trust"},
 	"cmd/nodwyn": {mod + "/internal/cli"},
 	".":          {},

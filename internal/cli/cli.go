@@ -35,6 +35,8 @@ type CLI struct {
 	Journal  JournalCmd  `cmd:"" help:"Verify or show a session's signed journal of self-checks."`
 	Daemon   DaemonCmd   `cmd:"" help:"Serve runs over JSON-RPC on a unix socket (docs/rpc.md)."`
 	Attach   AttachCmd   `cmd:"" help:"Follow a run the daemon holds, and answer its confirms."`
+	Login    LoginCmd    `cmd:"" help:"Store a provider's API key in the system keychain (read without echo, or from standard input)."`
+	Logout   LogoutCmd   `cmd:"" help:"Delete a provider's API key from the system keychain."`
 	Doctor   DoctorCmd   `cmd:"" help:"Print the setup a run would use: directories, config and its origins, provider, key found (never shown), git, shell, journal key, sandbox."`
 	Version  VersionCmd  `cmd:"" help:"Print nodwyn's version."`
 }

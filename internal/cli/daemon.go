@@ -30,7 +30,7 @@ import (
 // DaemonCmd is `nodwyn daemon`.
 type DaemonCmd struct {
 	Socket     string `help:"The socket to serve on (default: $XDG_RUNTIME_DIR/nodwyn/daemon.sock, else daemon.sock in nodwyn's data directory)."`
-	NoKeychain bool   `name:"no-keychain" help:"Take provider keys only from the environment and the credentials file. (No nodwyn reads the system keychain yet, so today every daemon works this way.)"`
+	NoKeychain bool   `name:"no-keychain" help:"The daemon's runs take provider keys only from its environment, credentials.toml and $CREDENTIALS_DIRECTORY, and never ask the system keychain (where 'nodwyn login' stores keys; 'nodwyn login --help' has the order). Without it a run asks the keychain, with a 2 s deadline, when those have no key."`
 
 	NoKernelFloor bool `name:"no-kernel-floor" help:"Serve even where the kernel floor cannot be had, and let run.start ask for no_kernel_floor. Without the floor nothing but the guard's reading of command lines keeps the daemon's token from a run's commands: one that reads it can answer its own confirms, start runs and send the provider's key where it likes."`
 }
@@ -105,6 +105,7 @@ func (c *DaemonCmd) Run(e *env) error {
 	}
 	d := newDaemon(e, dirs, st, sock)
 	d.allowNoFloor = c.NoKernelFloor
+	d.noKeychain = c.NoKeychain
 	srv := rpc.NewServer(d.methods())
 	srv.Hello = d.hello(token)
 	srv.Admit = d.admit
@@ -200,6 +201,7 @@ type daemon struct {
 	wg     sync.WaitGroup // the runs
 
 	allowNoFloor bool // nodwyn daemon --no-kernel-floor
+	noKeychain   bool // nodwyn daemon --no-keychain: no run asks the system keychain
 
 	mu       sync.Mutex
 	runs     map[string]*daemonRun
@@ -451,6 +453,7 @@ func (d *daemon) launch(ctx context.Context, r *RunCmd) (any, error) {
 	}
 	d.wg.Add(1)
 	d.mu.Unlock()
+	r.NoKeychain = r.NoKeychain || d.noKeychain
 	rctx, cancel := context.WithCancelCause(d.ctx)
 	run := &daemonRun{d: d, cancel: cancel, confirms: map[string]*pendingConfirm{}, subs: map[*subscriber]struct{}{},
 		done: make(chan struct{}), sandbox: r.Sandbox == "container", yolo: r.Yolo || r.Sandbox == "container",

@@ -267,23 +267,26 @@ func settingValues(v reflect.Value, prefix string) map[string]string {
 	return out
 }
 
-// keyWhere says whether the provider's key is found and where, never what.
+// keyWhere says whether the provider's key is found and where, never what:
+// where a run would look, in its order (findKey), the system keychain too.
 func keyWhere(dirs config.Dirs, p config.Provider, getenv func(string) string) string {
 	env := p.KeyEnv
 	if env == "" {
 		env = config.DefaultKeyEnv(p.Name)
 	}
-	if env != "" && strings.TrimSpace(getenv(env)) != "" {
-		return "found in $" + env
-	}
-	key, err := config.APIKey(dirs, p.Name, p.KeyEnv, getenv)
+	f, err := findKey(dirs, p.Name, p.KeyEnv, getenv, false)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("not read: %v", err)
-	case key != "":
-		return fmt.Sprintf("found in %s ([keys] %s)", config.CredentialsPath(dirs), p.Name)
+	case f.key != "":
+		return "found in " + f.where
 	}
-	return fmt.Sprintf("not found: set %s, or put it in %s under [keys]", env, config.CredentialsPath(dirs))
+	keychainNote := ""
+	if f.noKeychain != "" {
+		keychainNote = " (not here: " + f.noKeychain + ")"
+	}
+	return fmt.Sprintf("not found: set %s, or put it in the system keychain with 'nodwyn login %s'%s, in $CREDENTIALS_DIRECTORY/%s, or in %s under [keys]",
+		env, p.Name, keychainNote, p.Name, config.CredentialsPath(dirs))
 }
 
 // shellLine names the shell the tools run commands with (bash, else sh, as

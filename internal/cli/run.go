@@ -49,6 +49,7 @@ type RunCmd struct {
 	Detach bool   `help:"With --daemon: print the run's id and leave it going ('nodwyn attach ID' follows it)."`
 
 	NoKernelFloor bool `name:"no-kernel-floor" help:"Run this run's commands without the kernel floor (Landlock denying ~/.ssh, ~/.aws, nodwyn's own directories … to every command nodwyn runs). Only this flag turns it off; the run says so."`
+	NoKeychain    bool `name:"no-keychain" help:"Take the provider's key only from the environment, credentials.toml and $CREDENTIALS_DIRECTORY: never ask the system keychain ('nodwyn login --help' has the order)."`
 
 	absFolder string
 	dataDir   string
@@ -472,21 +473,19 @@ func (r *RunCmd) providerConfig(cfg *config.Config, dirs config.Dirs, getenv fun
 		}
 	}
 	if pc.Provider == "openai" || pc.Provider == "anthropic" {
-		key, err := config.APIKey(dirs, pc.Provider, cfg.Provider.KeyEnv, getenv)
+		if pc.Model == "" { // before the key: a usage error never waits on the keychain
+			return pc, usageErr("no model named for %s: give --model or set [provider] model in config.toml", pc.Provider)
+		}
+		// The environment, credentials.toml, $CREDENTIALS_DIRECTORY, then the
+		// system keychain (login.go): asked only when those have none.
+		found, err := findKey(dirs, pc.Provider, cfg.Provider.KeyEnv, getenv, r.NoKeychain)
 		if err != nil {
 			return pc, &exitError{code: ExitUsage, err: err}
 		}
-		if key == "" && pc.BaseURL == "" {
-			env := cfg.Provider.KeyEnv
-			if env == "" {
-				env = config.DefaultKeyEnv(pc.Provider)
-			}
-			return pc, usageErr("no API key for %s: set %s, or put it in %s under [keys]", pc.Provider, env, config.CredentialsPath(dirs))
+		if found.key == "" && pc.BaseURL == "" {
+			return pc, noKeyError(dirs, pc.Provider, cfg.Provider.KeyEnv, found)
 		}
-		pc.APIKey = key
-		if pc.Model == "" {
-			return pc, usageErr("no model named for %s: give --model or set [provider] model in config.toml", pc.Provider)
-		}
+		pc.APIKey = found.key
 	}
 	return pc, nil
 }

@@ -180,12 +180,16 @@ func TestHungBus(t *testing.T) {
 	if keychaintest.InChild() {
 		t.Skip("the child holds a session bus of its own")
 	}
-	t.Setenv("DBUS_SESSION_BUS_ADDRESS", keychaintest.HungBus(t))
+	addr, accepted := keychaintest.HungBus(t)
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
 	start := time.Now()
 	_, err := Keychain{}.Get("openai")
 	d := time.Since(start)
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("Get = %v, want ErrTimeout", err)
+	}
+	if accepted() == 0 {
+		t.Fatal("Get never connected to the bus")
 	}
 	if d < DefaultGetTimeout || d > DefaultGetTimeout+time.Second {
 		t.Errorf("Get returned after %v; its deadline is %v", d, DefaultGetTimeout)

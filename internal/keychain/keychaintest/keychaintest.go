@@ -20,7 +20,7 @@ import (
 )
 
 // childVar marks the re-executed test binary, and says which bus it has.
-const childVar = "NODWYN_KEYCHAIN_TEST_BUS"
+const childVar = "NODWYN_TEST_PRIVATE_BUS"
 
 // Bus is what the private session bus offers.
 type Bus string
@@ -187,10 +187,11 @@ func AbsentBus(t *testing.T) string {
 }
 
 // HungBus returns a DBUS_SESSION_BUS_ADDRESS whose socket accepts
-// connections and never answers, as a hung bus or Secret Service does. Its
+// connections and never answers, as a hung bus or Secret Service does, and
+// a function that counts the connections it accepted so far. Its
 // connections are closed when the test ends, which lets a call stuck on
 // them return.
-func HungBus(t *testing.T) string {
+func HungBus(t *testing.T) (addr string, accepted func() int) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "nkt")
 	if err != nil {
@@ -227,5 +228,9 @@ func HungBus(t *testing.T) string {
 		mu.Unlock()
 		os.RemoveAll(dir)
 	})
-	return "unix:path=" + sock
+	return "unix:path=" + sock, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(conns)
+	}
 }

@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/keychain"
+)
+
+// LoginCmd is `nodwyn login`.
+type LoginCmd struct {
+	Provider string `arg:"" enum:"openai,anthropic" help:"The provider whose key this is: openai or anthropic."`
+}
+
+// LogoutCmd is `nodwyn logout`.
+type LogoutCmd struct {
+	Provider string `arg:"" enum:"openai,anthropic" help:"The provider whose stored key is deleted: openai or anthropic."`
+}
+
+// keyOrder is the lookup order, for the help of login, logout and
+// --no-keychain.
+const keyOrder = `A run (nodwyn run, and each run of a daemon) takes the first key it finds:
+
+  1. the environment: the variable [provider] key_env names in config.toml,
+     else OPENAI_API_KEY or ANTHROPIC_API_KEY
+  2. credentials.toml in nodwyn's configuration directory
+     (~/.config/nodwyn/credentials.toml): [keys] openai = "..."
+  3. $CREDENTIALS_DIRECTORY/PROVIDER, the file a service manager puts there
+     (systemd: LoadCredential=openai:/path/to/key)
+  4. the system keychain, where 'nodwyn login' stores it: the Secret Service
+     on Linux (gnome-keyring, KeePassXC …, over the D-Bus session bus), the
+     login Keychain on macOS; service "nodwyn", user PROVIDER
+
+The keychain is not asked at all when 1–3 give a key. It is asked with a
+deadline of 2 s: a Secret Service that is hung, or waiting for its password,
+fails the run with an error instead of hanging it. 'nodwyn run --no-keychain',
+and every run of a daemon started with 'nodwyn daemon --no-keychain', stop
+at 3. A key is never shown: not in run.state, the events, the logs or an
+error; 'nodwyn doctor' says where a run would find one.`
+
+// Help is shown after the arguments of `nodwyn login --help`.
+func (LoginCmd) Help() string {
+	return `Stores PROVIDER's API key in the system keychain, replacing the one stored
+before. The key is read from the terminal without echo, or from standard input
+when that is not a terminal (one line; spaces and line breaks inside are
+refused, an empty key too):
+
+    nodwyn login openai
+    pass show openai-key | nodwyn login openai
+
+` + keyOrder
+}
+
+// Help is shown after the arguments of `nodwyn logout --help`.
+func (LogoutCmd) Help() string {
+	return `Deletes PROVIDER's key from the system keychain (the one 'nodwyn login'
+stored), and says so when none was stored. A key in the environment, in
+credentials.toml or in $CREDENTIALS_DIRECTORY is not touched; the command says
+when runs would still find one.
+
+` + keyOrder
+}
+
+// Run stores the key.
+func (c *LoginCmd) Run(e *env) error {
+	key, err := readKey(e, c.Provider)
+	if err != nil {
+		return err
+	}
+	_, dirs := homeDirs(e.getenv)
+	if err := (keychain.Keychain{Getenv: e.getenv}).Set(c.Provider, key); err != nil {
+		return &exitError{code: ExitFailed, err: fmt.Errorf("%w\n(nothing stored; the credentials file is %s: [keys] %s = \"...\", mode 0600)", err, config.CredentialsPath(dirs), c.Provider)}
+	}
+	fmt.Fprintf(e.stdout, "stored: the %s key, in %s\n", c.Provider, keychain.Where(c.Provider))
+	if f, err := findKey(dirs, c.Provider, personKeyEnv(e.getenv, dirs), e.getenv, true); err == nil && f.key != "" {
+		fmt.Fprintf(e.stderr, "note: a run here takes the %s key from %s first; the keychain is asked only when the environment, credentials.toml and $CREDENTIALS_DIRECTORY have none\n", c.Provider, f.where)
+	}
+	return nil
+}
+
+// Run deletes the key.
+func (c *LogoutCmd) Run(e *env) error {
+	deleted, err := (keychain.Keychain{Getenv: e.getenv}).Delete(c.Provider)
+	if err != nil {
+		return &exitError{code: ExitFailed, err: err}
+	}
+	if deleted {
+		fmt.Fprintf(e.stdout, "deleted: the %s key, from %s\n", c.Provider, keychain.Where(c.Provider))
+	} else {
+		fmt.Fprintf(e.stdout, "no %s key was stored in %s: nothing to delete\n", c.Provider, keychain.Where(c.Provider))
+	}
+	_, dirs := homeDirs(e.getenv)
+	if f, err := findKey(dirs, c.Provider, personKeyEnv(e.getenv, dirs), e.getenv, true); err == nil && f.key != "" {
+		fmt.Fprintf(e.stderr, "note: a run here still finds a key for %s, in %s\n", c.Provider, f.where)
+	}
+	return nil
+}
+
+// personKeyEnv is [provider] key_env of the person's own config.toml (a
+// project's never names it), for login's and logout's notes; "" when it is
+// not set or the file cannot be read.
+func personKeyEnv(getenv func(string) string, dirs config.Dirs) string {
+	cfg, err := config.LoadWith(dirs, "", nil, getenv)
+	if err != nil {
+		return ""
+	}
+	return cfg.Provider.KeyEnv
+}
+
+// readKey reads the key: at a terminal without echo, else all of stdin.
+func readKey(e *env, provider string) (string, error) {
+	var text string
+	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		t, err := readWithoutEcho(f, e.stderr, fmt.Sprintf("%s API key (not shown as you type; Enter ends it): ", provider))
+		if err != nil {
+			return "", err
+		}
+		text = t
+	} else {
+		b, err := io.ReadAll(io.LimitReader(e.stdin, 4*keychain.MaxKeyBytes))
+		if err != nil {
+			return "", &exitError{code: ExitFailed, err: fmt.Errorf("reading the key from standard input: %w", err)}
+		}
+		text = string(b)
+	}
+	key := strings.TrimSpace(text)
+	if key == "" {
+		return "", usageErr("no key given: type it at the prompt, or give it on standard input (printf '%%s' \"$KEY\" | nodwyn login %s); nothing stored", provider)
+	}
+	if err := keychain.CheckKey(key); err != nil {
+		return "", usageErr("%v; nothing stored", err)
+	}
+	return key, nil
+}
+
+// readWithoutEcho reads one line from the terminal f without echo. An interrupt
+// while it waits puts the terminal back as it was (echo on) and ends the
+// command.
+func readWithoutEcho(f *os.File, stderr io.Writer, prompt string) (string, error) {
+	fd := int(f.Fd())
+	state, err := term.GetState(fd)
+	if err != nil {
+		return "", &exitError{code: ExitFailed, err: fmt.Errorf("the terminal: %w", err)}
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, stopSignals...)
+	defer signal.Stop(sigs)
+	type line struct {
+		b   []byte
+		err error
+	}
+	got := make(chan line, 1)
+	fmt.Fprint(stderr, prompt)
+	go func() {
+		b, err := term.ReadPassword(fd)
+		got <- line{b, err}
+	}()
+	select {
+	case l := <-got:
+		fmt.Fprintln(stderr)
+		if l.err != nil {
+			return "", &exitError{code: ExitFailed, err: fmt.Errorf("reading the key from the terminal: %w", l.err)}
+		}
+		return string(l.b), nil
+	case <-sigs:
+		_ = term.Restore(fd, state)
+		fmt.Fprintln(stderr)
+		return "", &exitError{code: ExitInterrupted, err: errors.New("interrupted: nothing stored")}
+	}
+}
+
+// keyFound is where a run's key was found.
+type keyFound struct {
+	key   string
+	where string // "$OPENAI_API_KEY", "/…/credentials.toml ([keys] openai)", …; never the key
+	// noKeychain says why the keychain had nothing to give when no key was
+	// found: it was not to be asked (--no-keychain), or there is none here
+	// (keychain.ErrUnavailable). "" when it was asked and had none.
+	noKeychain string
+}
+
+// findKey looks for provider's key where a run does, in this order: the
+// environment (keyEnv, else OPENAI_API_KEY or ANTHROPIC_API_KEY),
+// credentials.toml, $CREDENTIALS_DIRECTORY/<provider> (config.APIKeyWhere),
+// then — unless noKeychain — the system keychain, which is not touched
+// when an earlier source gives a key. A keychain that is not there is no
+// key (keyFound.noKeychain says why); one that fails or does not answer
+// within its deadline is an error, as a malformed credentials file is.
+func findKey(dirs config.Dirs, provider, keyEnv string, getenv func(string) string, noKeychain bool) (keyFound, error) {
+	key, where, err := config.APIKeyWhere(dirs, provider, keyEnv, getenv)
+	if err != nil || key != "" {
+		return keyFound{key: key, where: where}, err
+	}
+	if noKeychain {
+		return keyFound{noKeychain: "--no-keychain: the system keychain was not asked"}, nil
+	}
+	key, err = keychain.Keychain{Getenv: getenv}.Get(provider)
+	switch {
+	case errors.Is(err, keychain.ErrUnavailable):
+		return keyFound{noKeychain: err.Error()}, nil
+	case err != nil:
+		return keyFound{}, err
+	case key != "":
+		return keyFound{key: key, where: keychain.Where(provider)}, nil
+	}
+	return keyFound{}, nil
+}
+
+// noKeyError is a run's refusal when no key was found (and the provider's
+// official endpoint needs one): every place one can be put.
+func noKeyError(dirs config.Dirs, provider, keyEnv string, f keyFound) error {
+	if keyEnv == "" {
+		keyEnv = config.DefaultKeyEnv(provider)
+	}
+	msg := fmt.Sprintf("no API key for %s: set %s, put it in %s under [keys], or store it with 'nodwyn login %s'", provider, keyEnv, config.CredentialsPath(dirs), provider)
+	if f.noKeychain != "" {
+		msg += "\n(" + f.noKeychain + ")"
+	}
+	return usageErr("%s", msg)
+}
