@@ -68,7 +68,7 @@ func (r *RunCmd) viaDaemon(e *env, sock string) error {
 	params := map[string]any{"instruction": task, "profile": r.Profile, "sandbox": r.Sandbox, "yolo": r.Yolo,
 		"unattended": r.Unattended, "no_confirm": r.NoConfirm, "max_tool_calls": r.MaxToolCalls,
 		"provider": r.Provider, "model": r.Model, "base_url": r.BaseURL, "script": abs(r.Script),
-		"trajectory": abs(r.Trajectory), "trust_project": r.TrustProject, "no_kernel_floor": r.NoKernelFloor, "judge": r.Judge}
+		"trajectory": abs(r.Trajectory), "trust_project": r.TrustProject, "no_kernel_floor": r.NoKernelFloor, "judge": r.Judge.On, "judge_model": r.Judge.Model}
 	for k, d := range map[string]time.Duration{"timeout": r.Timeout, "request_timeout": r.RequestTimeout, "idle_timeout": r.IdleTimeout} {
 		if d > 0 {
 			params[k] = d.String()

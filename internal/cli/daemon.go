@@ -346,15 +346,16 @@ type startParams struct {
 	TrustProject   bool   `json:"trust_project"`
 	NoKernelFloor  bool   `json:"no_kernel_floor"`
 	Judge          bool   `json:"judge"`
+	JudgeModel     string `json:"judge_model"`
 	// run.resume's
 	ID string `json:"id"`
 }
 
 var startKnown = []string{"folder", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
-	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "contract", "trust_project", "no_kernel_floor", "judge"}
+	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "contract", "trust_project", "no_kernel_floor", "judge", "judge_model"}
 
 var resumeKnown = []string{"id", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
-	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "trust_project", "no_kernel_floor", "judge"}
+	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "trust_project", "no_kernel_floor", "judge", "judge_model"}
 
 // runCmd is the nodwyn run these parameters stand for.
 func (p *startParams) runCmd(known []string) (*RunCmd, error) {
@@ -367,7 +368,7 @@ func (p *startParams) runCmd(known []string) (*RunCmd, error) {
 	r := &RunCmd{Folder: p.Folder, Profile: p.Profile, Sandbox: p.Sandbox, Yolo: p.Yolo, Unattended: p.Unattended,
 		NoConfirm: p.NoConfirm, MaxToolCalls: p.MaxToolCalls, Provider: p.Provider, Model: p.Model, BaseURL: p.BaseURL,
 		Script: p.Script, Trajectory: p.Trajectory, Contract: p.Contract, TrustProject: p.TrustProject,
-		NoKernelFloor: p.NoKernelFloor, Judge: p.Judge, Resume: p.ID, Quiet: true}
+		NoKernelFloor: p.NoKernelFloor, Judge: JudgeFlag{On: p.Judge || p.JudgeModel != "", Model: p.JudgeModel}, Resume: p.ID, Quiet: true}
 	if p.Instruction != "" {
 		r.Instruction = []string{p.Instruction}
 	}
@@ -456,14 +457,15 @@ func (d *daemon) launch(ctx context.Context, r *RunCmd) (any, error) {
 	r.NoKeychain = r.NoKeychain || d.noKeychain
 	rctx, cancel := context.WithCancelCause(d.ctx)
 	run := &daemonRun{d: d, cancel: cancel, confirms: map[string]*pendingConfirm{}, subs: map[*subscriber]struct{}{},
-		done: make(chan struct{}), sandbox: r.Sandbox == "container", yolo: r.Yolo || r.Sandbox == "container",
-		unattended: r.Unattended || r.Sandbox == "container", profile: r.Profile}
+		done: make(chan struct{}), profile: r.Profile}
 	startedc := make(chan struct{})
 	errc := make(chan error, 1)
 	var once sync.Once
 	started := func(s *session.Session) {
 		run.mu.Lock()
 		run.id, run.folder, run.startedAt, run.status = s.ID, r.absFolder, time.Now(), "running"
+		m := s.Mode() // as the session resolved the flags
+		run.sandbox, run.unattended, run.yolo = m.Sandbox, m.Unattended, m.Yolo
 		run.mu.Unlock()
 		d.mu.Lock()
 		if _, held := d.runs[s.ID]; !held { // a resumed run keeps its place

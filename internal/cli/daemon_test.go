@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -659,5 +661,41 @@ func TestOpenConfirmsAreInTheOrderAsked(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "c1 c2 c10" {
 		t.Errorf("open confirms %v, want c1 c2 c10", got)
+	}
+}
+
+// run.start's judge and judge_model: the run's ordinary confirms go to the
+// judge (the scripted model answers yes, then no), as in process.
+func TestDaemonRunWithAJudge(t *testing.T) {
+	home, proj, script := daemonProject(t, "> reply\ncall shell-exec {\"command\": \"rm -rf build\"}\n> reply\nyes, build is generated\n"+
+		"> reply\ncall shell-exec {\"command\": \"rm -rf src\"}\n> reply\nno: src is the code\n> reply\nDone.\n")
+	for _, dir := range []string{"build", "src"} {
+		os.MkdirAll(filepath.Join(proj, dir), 0o755)
+		os.WriteFile(filepath.Join(proj, dir, "f"), []byte("x"), 0o644)
+	}
+	d := startDaemon(t, home)
+	c := d.client(nil)
+	id := d.call(c, "run.start", map[string]any{"folder": proj, "instruction": "clean", "script": script, "judge_model": "small"})["id"].(string)
+	if st := d.waitEnd(c, id); st["status"] != "finished" || st["unattended"] != true {
+		t.Fatalf("the judged run: %v", st)
+	}
+	logged, err := store.ReadLog(filepath.Join(d.data, "sessions", id, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers []string
+	for _, ev := range logged {
+		if ev.Type == "judge" {
+			answers = append(answers, fmt.Sprint(ev.Data["model"], " ", ev.Data["answer"], " ", ev.Data["reason"]))
+		}
+	}
+	if want := []string{"small yes build is generated", "small no src is the code"}; !slices.Equal(answers, want) {
+		t.Errorf("judge events %q, want %q", answers, want)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "build")); !os.IsNotExist(err) {
+		t.Errorf("build is still there after the judge said yes: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "src", "f")); err != nil {
+		t.Errorf("src went after the judge said no: %v", err)
 	}
 }

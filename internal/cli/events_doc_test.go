@@ -151,43 +151,53 @@ Done.
 
 	seen := map[string]bool{}
 	ids := map[string]map[string]bool{} // type → the call ids it carried
-	n := 0
-	for line := range strings.Lines(stdout.String()) {
-		var ev map[string]any
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("not a JSON line: %q (%v)", line, err)
-		}
-		n++
-		typ, _ := ev["type"].(string)
-		what := fmt.Sprintf("event %d (%s)", n, typ)
-		if n == 1 {
-			if ev["schema"] != float64(store.EventSchema) {
-				t.Errorf("%s: schema %v, want %d", what, ev["schema"], store.EventSchema)
+	check := func(out string) {
+		n := 0
+		for line := range strings.Lines(out) {
+			var ev map[string]any
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("not a JSON line: %q (%v)", line, err)
 			}
-		} else if _, has := ev["schema"]; has {
-			t.Errorf("%s: schema on an event after the first", what)
-		}
-		top := map[string]any{}
-		for k, v := range ev {
-			top[k] = v
-		}
-		delete(top, "schema") // checked above
-		checkFields(t, what, top, doc[""], "")
-		fields, ok := doc[typ]
-		if !ok {
-			t.Errorf("%s: type %q is not in docs/events.md", what, typ)
-			continue
-		}
-		seen[typ] = true
-		data, _ := ev["data"].(map[string]any)
-		checkFields(t, what, data, fields, "")
-		if strings.HasPrefix(typ, "tool.") {
-			if ids[typ] == nil {
-				ids[typ] = map[string]bool{}
+			n++
+			typ, _ := ev["type"].(string)
+			what := fmt.Sprintf("event %d (%s)", n, typ)
+			if n == 1 {
+				if ev["schema"] != float64(store.EventSchema) {
+					t.Errorf("%s: schema %v, want %d", what, ev["schema"], store.EventSchema)
+				}
+			} else if _, has := ev["schema"]; has {
+				t.Errorf("%s: schema on an event after the first", what)
 			}
-			ids[typ][fmt.Sprint(data["id"])] = true
+			top := map[string]any{}
+			for k, v := range ev {
+				top[k] = v
+			}
+			delete(top, "schema") // checked above
+			checkFields(t, what, top, doc[""], "")
+			fields, ok := doc[typ]
+			if !ok {
+				t.Errorf("%s: type %q is not in docs/events.md", what, typ)
+				continue
+			}
+			seen[typ] = true
+			data, _ := ev["data"].(map[string]any)
+			checkFields(t, what, data, fields, "")
+			if strings.HasPrefix(typ, "tool.") {
+				if ids[typ] == nil {
+					ids[typ] = map[string]bool{}
+				}
+				ids[typ][fmt.Sprint(data["id"])] = true
+			}
 		}
 	}
+	check(stdout.String())
+	// A run with --judge, for the judge event (sandbox mode has none).
+	judged := filepath.Join(dir, "j.script")
+	os.WriteFile(judged, []byte("> reply\ncall shell-exec {\"command\": \"rm -rf build\"}\n> reply\nno, keep it\n> reply\nDone.\n"), 0o644)
+	var jout bytes.Buffer
+	Main([]string{"run", "--judge", "--json", "--script", judged, "-C", proj, "go"}, strings.NewReader(""), &jout, &stderr, getenv)
+	check(jout.String())
+	stdout.WriteString(jout.String())
 	for typ := range doc {
 		if typ != "" && !seen[typ] {
 			t.Errorf("docs/events.md lists %s, which the run did not emit (the test should make one)", typ)

@@ -158,6 +158,8 @@ func (r *renderer) event(ev store.Event) {
 			where = fmt.Sprintf("not in the journal: %v", e)
 		}
 		r.line("[%s] evidence (%v): %s [%s]", r.elapsed(), d["tool"], oneLine(fmt.Sprint(d["summary"]), 120), where)
+	case "judge":
+		r.line("[%s] judge (%v): %v, %s", r.elapsed(), d["model"], d["answer"], oneLine(fmt.Sprint(d["reason"]), 160))
 	case "note":
 		r.line("[%s] note: %v", r.elapsed(), d["text"])
 	case "error":

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/provider"
@@ -39,7 +41,7 @@ type RunCmd struct {
 	Yolo            bool          `help:"Answer ordinary confirms yes. Security confirms are still declined when unattended."`
 	Unattended      bool          `help:"Nobody answers confirms: ordinary ones are declined (or answered yes with --yolo), security ones always declined."`
 	NoConfirm       bool          `name:"no-confirm" help:"Decline every confirm without asking."`
-	Judge           bool          `help:"Have a second model judge confirms (not built yet: refused)."`
+	Judge           JudgeFlag     `help:"Unattended, with a judge: ordinary confirms go to a judge model (the run's model, or --judge=MODEL on the same provider) that answers yes or no with a reason the log keeps; security confirms are declined, never judged. Excludes --yolo, --no-confirm and --sandbox." placeholder:"MODEL"`
 	Sandbox         string        `help:"'container': the machine is this run's disposable sandbox (implies --yolo and --unattended; see docs/harbor.md)." placeholder:"container"`
 	Quiet           bool          `short:"q" help:"No progress on stderr."`
 	TrustProject    bool          `name:"trust-project" help:"Load the project's .nodwyn/ files for this run even though they are not trusted (see 'nodwyn trust'). Only this flag says so: config and Scheme cannot."`
@@ -102,8 +104,40 @@ The session's log is written as the run goes to $XDG_DATA_HOME/nodwyn/sessions/I
 // runOptions is what resolveOptions decides.
 type runOptions struct {
 	sandbox, unattended, yolo, noConfirm bool
+	judge                                bool   // --judge (implies unattended)
+	judgeModel                           string // --judge=MODEL ("" = the run's model)
 	profile                              string
 }
+
+// JudgeFlag is --judge (the run's model judges) or --judge=MODEL.
+type JudgeFlag struct {
+	On    bool
+	Model string
+}
+
+// Decode reads --judge and --judge=MODEL; --judge=false turns it off.
+func (j *JudgeFlag) Decode(ctx *kong.DecodeContext) error {
+	j.On, j.Model = true, ""
+	if ctx.Scan.Peek().Type != kong.FlagValueToken {
+		return nil
+	}
+	switch v := ctx.Scan.Pop().Value.(type) {
+	case bool:
+		j.On = v
+	case string:
+		switch strings.ToLower(v) {
+		case "", "true", "yes", "1":
+		case "false", "no", "0":
+			j.On = false
+		default:
+			j.Model = v
+		}
+	}
+	return nil
+}
+
+// IsBool lets --judge stand alone; a model is given as --judge=MODEL.
+func (j *JudgeFlag) IsBool() bool { return true }
 
 // resolveOptions applies the rules between the mode flags.
 func resolveOptions(r *RunCmd, cfg *config.Config, getenv func(string) string) (runOptions, error) {
@@ -115,16 +149,21 @@ func resolveOptions(r *RunCmd, cfg *config.Config, getenv func(string) string) (
 	default:
 		return o, usageErr("--sandbox %q: the only value is 'container' (the machine is the run's disposable sandbox)", r.Sandbox)
 	}
-	if r.Judge {
-		if o.sandbox {
+	if r.Judge.On {
+		switch {
+		case o.sandbox:
 			return o, usageErr("--sandbox excludes --judge: a sandbox run is unattended and answers its own confirms (--yolo), so there is nothing for a judge to decide")
+		case r.NoConfirm:
+			return o, usageErr("--no-confirm excludes --judge: --no-confirm declines every confirm, so there is nothing for a judge to decide; leave out one of the two")
+		case r.Yolo:
+			return o, usageErr("--yolo excludes --judge: --yolo answers every ordinary confirm yes, which is what the judge would decide; leave out one of the two")
 		}
-		return o, usageErr("--judge is not built yet: use --unattended (with --yolo to answer ordinary confirms yes) or answer confirms at the terminal")
+		o.judge, o.judgeModel = true, r.Judge.Model
 	}
 	if o.sandbox && r.NoConfirm {
 		return o, usageErr("--sandbox excludes --no-confirm: sandbox mode answers ordinary confirms yes (it implies --yolo); leave out one of the two")
 	}
-	o.unattended = r.Unattended || o.sandbox
+	o.unattended = r.Unattended || o.sandbox || o.judge
 	o.yolo = r.Yolo || o.sandbox
 	o.noConfirm = r.NoConfirm
 	o.profile = r.Profile
@@ -370,6 +409,7 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 	opts := session.Options{
 		Folder: folder, Instruction: task, Profile: o.profile,
 		Sandbox: o.sandbox, Unattended: o.unattended, Yolo: o.yolo, NoConfirm: o.noConfirm,
+		Judge: o.judge, JudgeModel: o.judgeModel,
 		MaxToolCalls: maxCalls, Timeout: timeout,
 		InitSteps: int64(cfg.Limits.InitSteps), InitMemory: int64(cfg.Limits.InitMemoryMB) << 20,
 		Model: model, ModelName: pc.Model, Provider: pc.Provider,

@@ -198,6 +198,22 @@ func (s *Session) bind() {
 		return scheme.Void, nil
 	})
 
+	reg("messages", 0, 0, "(messages) is the conversation the model sees, oldest first: a list of alists with (role . user|assistant|tool) (text . t) (tokens . estimate), an assistant's (tool-calls . (((id . i) (name . n) (arguments . json)) …)), a tool result's (tool-call-id . i) (name . n) (error . bool).",
+		func([]scheme.Value) (scheme.Value, error) {
+			return s.messagesValue(), nil
+		})
+
+	reg("judge-model", 0, 0, "(judge-model) is the judge's model name when the run has --judge (ordinary confirms of an unattended run go to it), else #f.",
+		func([]scheme.Value) (scheme.Value, error) {
+			if !s.opts.Judge {
+				return false, nil
+			}
+			if s.opts.JudgeModel != "" {
+				return scheme.NewString(s.opts.JudgeModel), nil
+			}
+			return scheme.NewString(s.opts.ModelName), nil
+		})
+
 	reg("finish!", 2, 2, "(finish! outcome text) records how the run ended: 'finished or 'no-progress, and the last words.", func(args []scheme.Value) (scheme.Value, error) {
 		if err := s.notInChecker("finish!"); err != nil {
 			return nil, err

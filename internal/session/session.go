@@ -42,6 +42,12 @@ type Options struct {
 	Unattended bool
 	Yolo       bool
 	NoConfirm  bool
+	// Judge sends an unattended run's ordinary confirms to a judge model
+	// (runtime/judge.scm decides what it sees, prompts/judge.scm what it
+	// is told); security confirms are never judged. JudgeModel is the
+	// model's name on the run's provider ("" = the run's model).
+	Judge      bool
+	JudgeModel string
 
 	MaxToolCalls int           // 0 = no limit
 	Timeout      time.Duration // wall clock for the run; 0 = none
@@ -542,6 +548,15 @@ func (s *Session) profileName() string { return s.profile }
 // added, under ctx (for `nodwyn guard`); nothing runs.
 func (s *Session) Judge(ctx context.Context, req guard.Request) guard.Decision {
 	return s.guard.Check(ctx, req)
+}
+
+// RunMode is what a run was started as, once the session has resolved it
+// (sandbox mode implies unattended and yolo; --judge, unattended).
+type RunMode struct{ Sandbox, Unattended, Yolo, Judge bool }
+
+// Mode returns the run's mode.
+func (s *Session) Mode() RunMode {
+	return RunMode{Sandbox: s.opts.Sandbox, Unattended: s.opts.Unattended, Yolo: s.opts.Yolo, Judge: s.opts.Judge}
 }
 
 // Scratch is the session's scratch directory.

@@ -261,7 +261,7 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 		asked = guard.Decision{Verdict: guard.Confirm, Checker: "nodwyn scheme",
 			Reason: "the guard allows this call; in nodwyn scheme a tool runs only when you confirm it (or with --run-tools)"}
 	}
-	allowed, why := s.decide(ctx, req, asked)
+	allowed, why := s.decide(ctx, id, req, asked)
 	s.emit("tool.decision", map[string]any{"id": id, "name": name, "decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason, "allowed": allowed, "answer": why})
 	if !allowed {
 		msg := s.refusalText(ctx, asked, why)
@@ -287,7 +287,7 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 }
 
 // decide applies the confirm policy to a decision.
-func (s *Session) decide(ctx context.Context, req guard.Request, d guard.Decision) (bool, string) {
+func (s *Session) decide(ctx context.Context, id string, req guard.Request, d guard.Decision) (bool, string) {
 	switch d.Verdict {
 	case guard.Allow:
 		return true, "allowed"
@@ -296,6 +296,13 @@ func (s *Session) decide(ctx context.Context, req guard.Request, d guard.Decisio
 	}
 	if s.appr.CoversDecision(req, d) {
 		return true, "standing approval"
+	}
+	if s.judging(d) {
+		yes, reason := s.judge(ctx, id, req, d)
+		if yes {
+			return true, fmt.Sprintf("approved by the judge, who said: %q", reason)
+		}
+		return false, fmt.Sprintf("declined by the judge, who said: %q", reason)
 	}
 	yes, decided := guard.AutoAllow(d, guard.Mode{Unattended: s.opts.Unattended, Yolo: s.opts.Yolo, NoConfirm: s.opts.NoConfirm})
 	if decided {
