@@ -74,11 +74,24 @@ func tokenPath(dataDir, sock string) string {
 
 func (c *DaemonCmd) Run(e *env) error {
 	_, dirs := homeDirs(e.getenv)
+	// A socket a service manager passed (a systemd .socket unit) is served
+	// instead of one of our own; the service manager keeps its file.
+	activated, asock, err := rpc.Activated()
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
 	sock := c.Socket
+	if activated != nil {
+		if sock != "" && filepath.Clean(sock) != asock {
+			activated.Close()
+			return usageErr("--socket %s: the service manager passed the socket %s; leave out --socket or make them the same", sock, asock)
+		}
+		sock = asock
+	}
 	if sock == "" {
 		sock = defaultSocket(e.getenv, dirs)
 	}
-	sock, err := filepath.Abs(sock)
+	sock, err = filepath.Abs(sock)
 	if err != nil {
 		return usageErr("--socket: %v", err)
 	}
@@ -91,12 +104,15 @@ func (c *DaemonCmd) Run(e *env) error {
 	if _, err := sandbox.NewFloor([]string{filepath.Dir(tokenPath(dirs.Data, sock))}, nil); err != nil && !c.NoKernelFloor {
 		return &exitError{code: ExitUsage, err: fmt.Errorf("the kernel floor cannot be had here (%v): without it a command of a run could read the daemon's token, answer its own confirms, start runs and send the provider's key elsewhere\n(run nodwyn run in process instead, or give nodwyn daemon --no-kernel-floor to serve anyway)", err)}
 	}
-	ln, err := rpc.Listen(sock)
-	if err != nil {
-		if errors.Is(err, rpc.ErrInUse) {
-			return &exitError{code: ExitUsage, err: fmt.Errorf("%w\n(stop it with daemon.stop, or give another --socket)", err)}
+	ln := activated
+	if ln == nil {
+		ln, err = rpc.Listen(sock)
+		if err != nil {
+			if errors.Is(err, rpc.ErrInUse) {
+				return &exitError{code: ExitUsage, err: fmt.Errorf("%w\n(stop it with daemon.stop, or give another --socket)", err)}
+			}
+			return &exitError{code: ExitUsage, err: err}
 		}
-		return &exitError{code: ExitUsage, err: err}
 	}
 	token, tpath, err := writeToken(dirs.Data, sock)
 	if err != nil {
@@ -121,12 +137,18 @@ func (c *DaemonCmd) Run(e *env) error {
 		case <-d.stopping:
 		}
 	}()
-	fmt.Fprintf(e.stderr, "nodwyn daemon: serving on %s (pid %d); stop it with daemon.stop or Ctrl-C\n", sock, os.Getpid())
+	how := ""
+	if activated != nil {
+		how = ", passed by the service manager"
+	}
+	fmt.Fprintf(e.stderr, "nodwyn daemon: serving on %s%s (pid %d); stop it with daemon.stop or Ctrl-C\n", sock, how, os.Getpid())
 	serr := srv.Serve(ln)
 	d.shutdown("the daemon stopped")
 	d.wg.Wait()
 	os.Remove(tpath)
-	os.Remove(sock)
+	if activated == nil { // the service manager's socket is its own
+		os.Remove(sock)
+	}
 	return serr
 }
 
@@ -172,13 +194,16 @@ func dialDaemon(ctx context.Context, dataDir, sock string, onNotify func(string,
 }
 
 func helloDaemon(ctx context.Context, dataDir, sock string, onNotify func(string, json.RawMessage)) (*rpc.Client, bool, error) {
-	b, err := os.ReadFile(tokenPath(dataDir, sock))
-	if err != nil {
-		return nil, true, fmt.Errorf("no daemon's token for %s in %s (%v): is a daemon running there, with this XDG_DATA_HOME? (start one with: nodwyn daemon --socket %s)", sock, filepath.Join(dataDir, "daemon"), err, sock)
-	}
+	// Connect first: on a socket a service manager holds, the connection
+	// is what starts the daemon, which then writes its token.
 	c, err := rpc.Dial(ctx, sock, onNotify)
 	if err != nil {
 		return nil, true, fmt.Errorf("connecting to the daemon on %s: %w (start one with: nodwyn daemon --socket %s)", sock, err, sock)
+	}
+	b, err := os.ReadFile(tokenPath(dataDir, sock))
+	if err != nil {
+		c.Close()
+		return nil, true, fmt.Errorf("no daemon's token for %s in %s (%v): is a daemon running there, with this XDG_DATA_HOME? (start one with: nodwyn daemon --socket %s)", sock, filepath.Join(dataDir, "daemon"), err, sock)
 	}
 	if err := c.Call(ctx, rpc.HelloMethod, map[string]string{"token": strings.TrimSpace(string(b))}, nil); err != nil {
 		c.Close()
