@@ -35,10 +35,38 @@ When you are done, reply with a short summary and no tool call.")
 ;; .nodwyn/init.scm. Empty, it adds nothing.
 (define project-rules "")
 
+;; Project instructions: the person's $XDG_CONFIG_HOME/nodwyn/AGENTS.md, then
+;; AGENTS.md (CLAUDE.md where there is none) from the repository root down
+;; to the folder, each with its path and its first project-instructions-max
+;; bytes. Read once per session through the guard's denylist.
+(define project-instructions-max 16384)
+
+(define (project-instruction-text f)
+  (string-append
+   "## " (alist-ref f 'path) "\n" (alist-ref f 'text)
+   (if (alist-ref f 'cut #f)
+       (string-append "\n[cut: the file has " (number->string (alist-ref f 'bytes))
+                      " bytes; this is its first " (number->string project-instructions-max)
+                      ".]")
+       "")))
+
+(define (project-instructions)
+  (let ((files (instruction-files project-instructions-max)))
+    (if (null? files)
+        ""
+        (string-append
+         "# Project instructions\n"
+         "The person's and the project's instructions (AGENTS.md), outermost first; where they disagree, the nearer one wins. "
+         "Each file is given up to " (number->string project-instructions-max) " bytes.\n\n"
+         (let loop ((fs files) (acc ""))
+           (if (null? fs)
+               acc
+               (loop (cdr fs) (string-append acc (if (string=? acc "") "" "\n\n") (project-instruction-text (car fs))))))))))
+
 (define (with-project-rules prompt)
-  (if (string=? project-rules "")
-      prompt
-      (string-append prompt "\n\n" project-rules)))
+  (let* ((with-rules (if (string=? project-rules "") prompt (string-append prompt "\n\n" project-rules)))
+         (instr (project-instructions)))
+    (if (string=? instr "") with-rules (string-append with-rules "\n\n" instr))))
 
 ;; Said when the execution seam runs each command in a copy of the folder
 ;; ([sandbox] mode = "working_copy"); "" otherwise.

@@ -203,6 +203,15 @@ func (s *Session) bind() {
 			return s.messagesValue(), nil
 		})
 
+	reg("instruction-files", 1, 1, "(instruction-files max-bytes) lists the project instructions: the person's <config>/AGENTS.md, then AGENTS.md (else CLAUDE.md) from the repository root down to the folder, as ((path . p) (text . first max-bytes, secrets redacted) (bytes . size) (cut . #t/#f)); read once per session, through the guard's denylist.",
+		func(args []scheme.Value) (scheme.Value, error) {
+			n, ok := args[0].(int)
+			if !ok || n <= 0 {
+				return nil, scheme.WrongType("instruction-files", "a positive number of bytes", args[0])
+			}
+			return s.instructionFilesValue(int64(n)), nil
+		})
+
 	reg("judge-model", 0, 0, "(judge-model) is the judge's model name when the run has --judge (ordinary confirms of an unattended run go to it), else #f.",
 		func([]scheme.Value) (scheme.Value, error) {
 			if !s.opts.Judge {

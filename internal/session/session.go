@@ -168,12 +168,14 @@ type Session struct {
 	lastSystem      string
 	toolTime        time.Duration // time spent inside the tools (for the overhead benchmark)
 	lock            *store.SessionLock
-	storeErr        error     // the first failed write of the log or state
-	deadline        time.Time // started + Timeout; zero = none
-	profile         string    // (current-profile-name), asked once New has loaded the init chain
-	leaveRunning    bool      // the profile's leave-running setting, asked then too
-	checking        int       // > 0 while a project checker runs
-	savedMessages   int       // len(messages) at the last saveState
+	storeErr        error              // the first failed write of the log or state
+	deadline        time.Time          // started + Timeout; zero = none
+	profile         string             // (current-profile-name), asked once New has loaded the init chain
+	leaveRunning    bool               // the profile's leave-running setting, asked then too
+	checking        int                // > 0 while a project checker runs
+	instructions    *[]instructionFile // (instruction-files), read at the first call
+	instructionsMax int64
+	savedMessages   int // len(messages) at the last saveState
 
 	seam      sandbox.Mode // the execution seam's mode, resolved in loadChain
 	checkout  string       // what a working copy copies

@@ -1,0 +1,133 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nodwyn/nodwyn/internal/fsview"
+	"github.com/nodwyn/nodwyn/scheme"
+)
+
+// instructionNames are the files of project instructions, in the order
+// looked for in each directory: CLAUDE.md only where there is no AGENTS.md.
+var instructionNames = []string{"AGENTS.md", "CLAUDE.md"}
+
+// instructionFile is one file of instructions as (instruction-files) gives it.
+type instructionFile struct {
+	path, text string
+	size       int64 // the file's size
+	cut        bool  // text is its first max bytes
+}
+
+// instructionFiles finds the project instructions a run is given: the
+// person's own <config>/AGENTS.md, then AGENTS.md (else CLAUDE.md) in each
+// directory from the repository root (the nearest ancestor of the folder
+// holding .git; the folder alone when there is none) down to the folder,
+// outermost first, so the nearest come last. A project's file is text, not
+// code, so it needs no trust; but it is read as a file tool reads: a path
+// the guard's denylist protects (a link to ~/.ssh/id_rsa named AGENTS.md)
+// is not read, and a note says so; a FIFO or device is not opened. Each
+// file's text is its first max bytes, with secrets redacted.
+func (s *Session) instructionFiles(max int64) []instructionFile {
+	var dirs []string
+	for d := s.opts.Folder; ; {
+		dirs = append([]string{d}, dirs...)
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			break
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			dirs = []string{s.opts.Folder} // no repository: the folder alone
+			break
+		}
+		d = up
+	}
+	var out []instructionFile
+	if filepath.IsAbs(s.opts.Dirs.Config) {
+		// The person's own file, in the directory the denylist keeps from
+		// the tools: read by nodwyn for them, not by a tool.
+		if f, ok := s.readInstructions(filepath.Join(s.opts.Dirs.Config, "AGENTS.md"), max, false); ok {
+			out = append(out, f)
+		}
+	}
+	for _, d := range dirs {
+		for _, name := range instructionNames {
+			if f, ok := s.readInstructions(filepath.Join(d, name), max, true); ok {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// readInstructions reads one file of instructions; ok is false when there
+// is none (or it may not be read: then a note says why).
+func (s *Session) readInstructions(path string, max int64, judged bool) (instructionFile, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || fi.IsDir() {
+		return instructionFile{}, false
+	}
+	if judged && s.guard != nil {
+		deny := s.guard.Denylist()
+		for _, p := range []string{path, physicalPath(path)} {
+			if denied, why := deny.Denied(p); denied {
+				s.Note(fmt.Sprintf("project instructions: %s not read: %s", path, why))
+				return instructionFile{}, false
+			}
+		}
+	}
+	f, ofi, err := fsview.OpenRead(path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.Note(fmt.Sprintf("project instructions: %s not read: %v", path, err))
+		}
+		return instructionFile{}, false
+	}
+	defer f.Close()
+	if !ofi.Mode().IsRegular() {
+		s.Note(fmt.Sprintf("project instructions: %s not read: not a regular file", path))
+		return instructionFile{}, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max))
+	if err != nil {
+		s.Note(fmt.Sprintf("project instructions: %s not read: %v", path, err))
+		return instructionFile{}, false
+	}
+	text := strings.TrimRight(s.redact(string(b)), " \t\r\n")
+	return instructionFile{path: path, text: text, size: ofi.Size(), cut: ofi.Size() > max}, true
+}
+
+// physicalPath is path with its links resolved (path itself when that fails).
+func physicalPath(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		return p
+	}
+	return path
+}
+
+// instructionFilesValue is (instruction-files max-bytes) as Scheme sees it:
+// a list of ((path . p) (text . t) (bytes . size) (cut . #t/#f)). The files
+// are read once, at the first call, so the prompt stays the same for the
+// whole session (and the provider's prompt cache holds).
+func (s *Session) instructionFilesValue(max int64) scheme.Value {
+	if s.instructions == nil || s.instructionsMax != max {
+		files := s.instructionFiles(max)
+		s.instructions, s.instructionsMax = &files, max
+	}
+	out := make([]scheme.Value, 0, len(*s.instructions))
+	for _, f := range *s.instructions {
+		out = append(out, scheme.List(
+			scheme.Cons(scheme.Symbol("path"), scheme.NewString(f.path)),
+			scheme.Cons(scheme.Symbol("text"), scheme.NewString(f.text)),
+			scheme.Cons(scheme.Symbol("bytes"), int(f.size)),
+			scheme.Cons(scheme.Symbol("cut"), f.cut),
+		))
+	}
+	return scheme.List(out...)
+}
