@@ -43,7 +43,7 @@ var allowedImports = map[string][]string{
 	"internal/provider": {"github.com/openai/openai-go/*", "github.com/anthropics/anthropic-sdk-go/*", "golang.org/x/crypto/*"},
 	// The session joins the interpreter and the domain packages; it is the
 	// only package that imports scheme (see TestOnlySessionImportsScheme).
-	"internal/session": {mod, mod + "/scheme", mod + "/internal/config", mod + "/internal/guard", mod + "/internal/journal",
+	"internal/session": {mod, mod + "/scheme", mod + "/internal/config", mod + "/internal/fsview", mod + "/internal/guard", mod + "/internal/journal",
 		mod + "/internal/prim", mod + "/internal/provider", mod + "/internal/sandbox", mod + "/internal/store"},
 	// The command line: everything but the interpreter (through session).
 	"internal/cli": {"github.com/alecthomas/kong", "golang.org/x/sys/*", "golang.org/x/term",
