@@ -55,25 +55,7 @@ func (r *RunCmd) viaDaemon(e *env, sock string) error {
 	if task == "" && r.Resume == "" {
 		return usageErr("no task given: write it as arguments, '-' to read standard input, or --instruction-file FILE")
 	}
-	abs := func(p string) string {
-		if p == "" {
-			return ""
-		}
-		a, err := filepath.Abs(p)
-		if err != nil {
-			return p
-		}
-		return a
-	}
-	params := map[string]any{"instruction": task, "profile": r.Profile, "sandbox": r.Sandbox, "yolo": r.Yolo,
-		"unattended": r.Unattended, "no_confirm": r.NoConfirm, "max_tool_calls": r.MaxToolCalls,
-		"provider": r.Provider, "model": r.Model, "base_url": r.BaseURL, "script": abs(r.Script),
-		"trajectory": abs(r.Trajectory), "trust_project": r.TrustProject, "no_kernel_floor": r.NoKernelFloor, "judge": r.Judge.On, "judge_model": r.Judge.Model}
-	for k, d := range map[string]time.Duration{"timeout": r.Timeout, "request_timeout": r.RequestTimeout, "idle_timeout": r.IdleTimeout} {
-		if d > 0 {
-			params[k] = d.String()
-		}
-	}
+	params := r.daemonParams(task)
 	method := "run.start"
 	if r.Resume != "" {
 		method = "run.resume"
@@ -92,8 +74,8 @@ func (r *RunCmd) viaDaemon(e *env, sock string) error {
 		if folder == "" {
 			folder = "."
 		}
-		params["folder"] = physical(abs(folder))
-		params["contract"] = abs(r.Contract)
+		params["folder"] = physical(absPath(folder))
+		params["contract"] = absPath(r.Contract)
 	}
 	for k, v := range params { // leave out what was not given: the daemon's defaults are nodwyn run's
 		switch x := v.(type) {
@@ -337,4 +319,34 @@ func (a *AttachCmd) Run(e *env) error {
 	}
 	rend.finish(out)
 	return exitFor(out, dirs.Data)
+}
+
+// daemonParams are the run's flags as run.start's parameters (run.resume's
+// and the folder's are added by the caller). Every flag of nodwyn run that
+// changes the run is here; TestEveryRunFlagReachesTheDaemon holds the
+// list.
+func (r *RunCmd) daemonParams(task string) map[string]any {
+	abs := absPath
+	params := map[string]any{"instruction": task, "profile": r.Profile, "sandbox": r.Sandbox, "yolo": r.Yolo,
+		"unattended": r.Unattended, "no_confirm": r.NoConfirm, "max_tool_calls": r.MaxToolCalls,
+		"provider": r.Provider, "model": r.Model, "base_url": r.BaseURL, "script": abs(r.Script),
+		"trajectory": abs(r.Trajectory), "trust_project": r.TrustProject, "no_kernel_floor": r.NoKernelFloor, "judge": r.Judge.On, "judge_model": r.Judge.Model, "no_keychain": r.NoKeychain}
+	for k, d := range map[string]time.Duration{"timeout": r.Timeout, "request_timeout": r.RequestTimeout, "idle_timeout": r.IdleTimeout} {
+		if d > 0 {
+			params[k] = d.String()
+		}
+	}
+	return params
+}
+
+// absPath is p made absolute ("" stays "").
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -697,5 +698,64 @@ func TestDaemonRunWithAJudge(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(proj, "src", "f")); err != nil {
 		t.Errorf("src went after the judge said no: %v", err)
+	}
+}
+
+// Every flag of nodwyn run that changes the run reaches the daemon: set
+// each, and run.start's parameters carry it, under a name the daemon
+// knows (a flag the client dropped was silently ignored: --no-keychain).
+func TestEveryRunFlagReachesTheDaemon(t *testing.T) {
+	// The client's own flags, and those sent another way.
+	local := map[string]bool{"Instruction": true, "InstructionFile": true, "Folder": true, "Resume": true, "Contract": true,
+		"JSON": true, "Quiet": true, "Daemon": true, "Detach": true}
+	typ := reflect.TypeOf(RunCmd{})
+	known := map[string]bool{}
+	for _, k := range startKnown {
+		known[k] = true
+	}
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		if !f.IsExported() || local[f.Name] {
+			continue
+		}
+		var r RunCmd
+		v := reflect.ValueOf(&r).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.String:
+			v.SetString("/x")
+		case reflect.Int:
+			v.SetInt(7)
+		case reflect.Int64: // a time.Duration
+			v.SetInt(int64(time.Minute))
+		case reflect.Struct: // JudgeFlag
+			v.Field(0).SetBool(true)
+		default:
+			t.Fatalf("RunCmd.%s: a %s flag this test does not set", f.Name, v.Kind())
+		}
+		params := r.daemonParams("task")
+		delete(params, "instruction")
+		var given []string
+		for k, pv := range params {
+			if pv != "" && pv != false && pv != 0 {
+				given = append(given, k)
+			}
+		}
+		if len(given) == 0 {
+			t.Errorf("--%s does not reach the daemon: daemonParams sends nothing for RunCmd.%s", f.Tag.Get("name"), f.Name)
+		}
+		for _, k := range given {
+			if !known[k] {
+				t.Errorf("RunCmd.%s is sent as %q, which run.start does not know", f.Name, k)
+			}
+		}
+	}
+	var p startParams
+	if err := json.Unmarshal([]byte(`{"folder":"/f","instruction":"x","no_keychain":true}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := p.runCmd(startKnown); err != nil || !r.NoKeychain {
+		t.Errorf("run.start's no_keychain: %+v %v", r, err)
 	}
 }

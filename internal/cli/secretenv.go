@@ -21,6 +21,14 @@ import (
 
 const envFDVar = "NODWYN_HIDDEN_ENV_FD"
 
+// pathNotSecret are variables whose names look secret but hold where the
+// secrets are, which nodwyn must know to protect them (the guard, the
+// kernel floor and the folder rules read them from the process's
+// environment). Hidden, they were "" there, and nothing protected
+// $CREDENTIALS_DIRECTORY. The commands' environment is an allow-list
+// (prim.ScrubEnv): they do not get it either way.
+var pathNotSecret = map[string]bool{"CREDENTIALS_DIRECTORY": true}
+
 // hiddenEnv holds the secret variables moved out of the environment.
 var hiddenEnv = map[string]string{}
 
@@ -38,7 +46,7 @@ func CleanEnvironment() {
 	var keep, hide []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if prim.SecretName(name) {
+		if prim.SecretName(name) && !pathNotSecret[name] {
 			hide = append(hide, kv)
 		} else {
 			keep = append(keep, kv)
