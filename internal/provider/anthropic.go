@@ -3,30 +3,47 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/url"
+	"net/http"
 	"strings"
-
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 )
 
-// Anthropic is a model behind the Anthropic Messages API.
+// Anthropic is a model behind the Anthropic Messages API (POST
+// {base}/v1/messages, streamed).
 type Anthropic struct {
-	client anthropic.Client
-	model  string
-	retry  retrier
+	hc        *http.Client
+	apiKey    string
+	model     string
+	url       string
+	reasoning string
+	retry     retrier
+}
+
+// AnthropicVersion is the anthropic-version header every request sends.
+const AnthropicVersion = "2023-06-01"
+
+// AnthropicThinkingBudget is the budget_tokens of extended thinking for a
+// reasoning effort: low 2048, medium 8192, high 16384 ("" and others 0: no
+// thinking). The request's max_tokens becomes the budget plus what it was
+// (DefaultMaxTokens when unset), since it must exceed the budget and the
+// answer keeps the room it had: 10240, 16384 and 24576 by default, within
+// every current model's output limit.
+func AnthropicThinkingBudget(effort string) int {
+	switch effort {
+	case "low":
+		return 2048
+	case "medium":
+		return 8192
+	case "high":
+		return 16384
+	}
+	return 0
 }
 
 func newAnthropic(cfg Config) (*Anthropic, error) {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = DefaultAnthropicURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("provider anthropic: base URL %q is not an http(s) URL; set it like https://api.anthropic.com", cfg.BaseURL)
+	base, u, err := checkBase("anthropic", cfg.BaseURL, DefaultAnthropicURL, "https://api.anthropic.com")
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Model == "" {
 		return nil, fmt.Errorf("provider anthropic: no model named; set the model (e.g. claude-sonnet-4-5)")
@@ -34,19 +51,13 @@ func newAnthropic(cfg Config) (*Anthropic, error) {
 	if cfg.APIKey == "" && u.Host == "api.anthropic.com" {
 		return nil, fmt.Errorf("provider anthropic: no API key for %s; set ANTHROPIC_API_KEY or the key variable named in [provider]", base)
 	}
-	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(), // keys and URLs come from Config only
-		option.WithBaseURL(base),
-		option.WithHTTPClient(cfg.httpClient()),
-		option.WithMaxRetries(0), // our retrier decides
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
 	return &Anthropic{
-		client: anthropic.NewClient(opts...),
-		model:  cfg.Model,
-		retry:  newRetrier("anthropic", base+"/v1/messages", cfg),
+		hc:        cfg.httpClient(base),
+		apiKey:    cfg.APIKey,
+		model:     cfg.Model,
+		url:       base + "/v1/messages",
+		reasoning: cfg.Reasoning,
+		retry:     newRetrier("anthropic", base+"/v1/messages", cfg),
 	}, nil
 }
 
@@ -55,13 +66,79 @@ func (m *Anthropic) Name() string { return "anthropic:" + m.model }
 
 // Stream sends req and streams the reply, retrying as Config says.
 func (m *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error) {
-	params := m.params(req)
+	p := m.params(req)
+	body, err := encodeBody(p)
 	return m.retry.do(ctx, onDelta, func(ctx context.Context, c *capture) (Reply, error) {
-		return m.attempt(ctx, params, c, onDelta)
+		if err != nil {
+			return Reply{}, err
+		}
+		return m.attempt(ctx, body, p.MaxTokens, c, onDelta)
 	})
 }
 
-func (m *Anthropic) params(req Request) anthropic.MessageNewParams {
+type anRequest struct {
+	Model     string      `json:"model"`
+	MaxTokens int         `json:"max_tokens"`
+	System    []*anBlock  `json:"system,omitempty"`
+	Messages  []anMessage `json:"messages"`
+	Tools     []*anTool   `json:"tools,omitempty"`
+	Thinking  *anThinking `json:"thinking,omitempty"`
+	Stream    bool        `json:"stream"`
+}
+
+type anMessage struct {
+	Role    string     `json:"role"`
+	Content []*anBlock `json:"content"`
+}
+
+type anCache struct {
+	Type string `json:"type"`
+}
+
+var ephemeral = &anCache{Type: "ephemeral"}
+
+// anBlock is a content block nodwyn writes, or one of the model's passed
+// back as it came (raw).
+type anBlock struct {
+	Type         string          `json:"type"`
+	Text         string          `json:"text,omitempty"`
+	ID           string          `json:"id,omitempty"`
+	Name         string          `json:"name,omitempty"`
+	Input        json.RawMessage `json:"input,omitempty"`
+	ToolUseID    string          `json:"tool_use_id,omitempty"`
+	Content      []*anBlock      `json:"content,omitempty"`
+	IsError      bool            `json:"is_error,omitempty"`
+	CacheControl *anCache        `json:"cache_control,omitempty"`
+
+	raw json.RawMessage
+}
+
+func (b *anBlock) MarshalJSON() ([]byte, error) {
+	if b.raw != nil {
+		return b.raw, nil
+	}
+	type plain anBlock
+	return json.Marshal((*plain)(b))
+}
+
+type anTool struct {
+	Name         string         `json:"name"`
+	Description  string         `json:"description,omitempty"`
+	InputSchema  map[string]any `json:"input_schema"`
+	CacheControl *anCache       `json:"cache_control,omitempty"`
+}
+
+type anThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+func textBlock(s string) *anBlock { return &anBlock{Type: "text", Text: s} }
+
+// maxCacheBreakpoints is how many cache_control marks a request may carry.
+const maxCacheBreakpoints = 4
+
+func (m *Anthropic) params(req Request) anRequest {
 	model := req.Model
 	if model == "" {
 		model = m.model
@@ -70,80 +147,103 @@ func (m *Anthropic) params(req Request) anthropic.MessageNewParams {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	p := anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: int64(maxTokens)}
+	p := anRequest{Model: model, MaxTokens: maxTokens, Stream: true}
+	if budget := AnthropicThinkingBudget(m.reasoning); budget > 0 && !thinkingLost(req.Messages) {
+		p.Thinking = &anThinking{Type: "enabled", BudgetTokens: budget}
+		p.MaxTokens = budget + maxTokens
+	}
 	if req.System != "" {
-		p.System = []anthropic.TextBlockParam{{Text: req.System, CacheControl: anthropic.NewCacheControlEphemeralParam()}}
+		p.System = []*anBlock{textBlock(req.System)}
 	}
-	type turn struct {
-		assistant bool
-		blocks    []anthropic.ContentBlockParamUnion
-	}
-	var turns []turn
 	for _, msg := range req.Messages {
-		var blocks []anthropic.ContentBlockParamUnion
+		var blocks []*anBlock
 		assistant := msg.Role == RoleAssistant
 		switch msg.Role {
 		case RoleAssistant:
+			// Thinking blocks first, unchanged, as the API requires.
+			for _, item := range reasoningOf(msg, "thinking", "redacted_thinking") {
+				blocks = append(blocks, &anBlock{raw: item})
+			}
 			if strings.TrimSpace(msg.Content) != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(msg.Content))
+				blocks = append(blocks, textBlock(msg.Content))
 			}
 			for _, tc := range msg.ToolCalls {
-				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, toolInput(tc.Arguments), tc.Name))
+				blocks = append(blocks, &anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: toolInput(tc.Arguments)})
 			}
 		case RoleTool:
 			content := msg.Content
 			if strings.TrimSpace(content) == "" {
 				content = "(no output)"
 			}
-			blocks = append(blocks, anthropic.NewToolResultBlock(msg.ToolCallID, content, msg.IsError))
+			blocks = append(blocks, &anBlock{Type: "tool_result", ToolUseID: msg.ToolCallID, Content: []*anBlock{textBlock(content)}, IsError: msg.IsError})
 		default:
 			if strings.TrimSpace(msg.Content) != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(msg.Content))
+				blocks = append(blocks, textBlock(msg.Content))
 			}
 		}
 		if len(blocks) == 0 {
-			blocks = append(blocks, anthropic.NewTextBlock("(empty)"))
+			blocks = append(blocks, textBlock("(empty)"))
 		}
 		// Consecutive messages of one role become one message: tool
 		// results, and any user text after them, answer the assistant
 		// turn together.
-		if n := len(turns); n > 0 && turns[n-1].assistant == assistant {
-			turns[n-1].blocks = append(turns[n-1].blocks, blocks...)
+		role := "user"
+		if assistant {
+			role = "assistant"
+		}
+		if n := len(p.Messages); n > 0 && p.Messages[n-1].Role == role {
+			p.Messages[n-1].Content = append(p.Messages[n-1].Content, blocks...)
 			continue
 		}
-		turns = append(turns, turn{assistant: assistant, blocks: blocks})
+		p.Messages = append(p.Messages, anMessage{Role: role, Content: blocks})
 	}
-	// Cache the conversation so far: a breakpoint on its last block.
-	if n := len(turns); n > 0 {
-		last := turns[n-1].blocks
-		if cc := last[len(last)-1].GetCacheControl(); cc != nil {
-			*cc = anthropic.NewCacheControlEphemeralParam()
+	for _, t := range req.Tools {
+		p.Tools = append(p.Tools, &anTool{Name: t.Name, Description: t.Description, InputSchema: inputSchema(t.Parameters)})
+	}
+	// Prompt caching: breakpoints on the system prompt (which caches the
+	// tools before it too), on the last user turn (the conversation so far,
+	// read back by the next request) and the one before it (what the
+	// previous request wrote, found again however many blocks this turn
+	// added), and on the last tool (still read when the system prompt
+	// changes). At most maxCacheBreakpoints, in that order.
+	var marks []**anCache
+	if len(p.System) > 0 {
+		marks = append(marks, &p.System[0].CacheControl)
+	}
+	users := 0
+	for i := len(p.Messages) - 1; i >= 0 && users < 2; i-- {
+		if msg := p.Messages[i]; msg.Role == "user" {
+			marks = append(marks, &msg.Content[len(msg.Content)-1].CacheControl)
+			users++
 		}
 	}
-	for _, t := range turns {
-		if t.assistant {
-			p.Messages = append(p.Messages, anthropic.NewAssistantMessage(t.blocks...))
-		} else {
-			p.Messages = append(p.Messages, anthropic.NewUserMessage(t.blocks...))
-		}
+	if n := len(p.Tools); n > 0 {
+		marks = append(marks, &p.Tools[n-1].CacheControl)
 	}
-	for i, t := range req.Tools {
-		tp := anthropic.ToolParam{Name: t.Name, InputSchema: inputSchema(t.Parameters)}
-		if t.Description != "" {
-			tp.Description = anthropic.String(t.Description)
-		}
-		if i == len(req.Tools)-1 {
-			tp.CacheControl = anthropic.NewCacheControlEphemeralParam()
-		}
-		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
+	for _, cc := range marks[:min(len(marks), maxCacheBreakpoints)] {
+		*cc = ephemeral
 	}
 	return p
+}
+
+// thinkingLost reports whether the last assistant message made tool calls
+// and holds no thinking block: with thinking on, the API refuses such a
+// tool loop (its last assistant turn must start with its thinking), so the
+// request is sent without thinking. This happens when a caller did not keep
+// Message.Reasoning, or when thinking was turned on mid-loop.
+func thinkingLost(msgs []Message) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleAssistant {
+			return len(msgs[i].ToolCalls) > 0 && len(reasoningOf(msgs[i], "thinking", "redacted_thinking")) == 0
+		}
+	}
+	return false
 }
 
 // toolInput is a tool_use block's input: the model's arguments when they
 // are a JSON object, else an object that shows what it sent (the API
 // requires an object).
-func toolInput(raw string) any {
+func toolInput(raw string) json.RawMessage {
 	s := strings.TrimSpace(raw)
 	if s == "" {
 		return json.RawMessage("{}")
@@ -152,82 +252,141 @@ func toolInput(raw string) any {
 	if json.Unmarshal([]byte(s), &obj) == nil && obj != nil {
 		return json.RawMessage(s)
 	}
-	return map[string]any{"invalid_arguments": raw}
+	b, _ := json.Marshal(map[string]string{"invalid_arguments": raw})
+	return b
 }
 
-// inputSchema turns a JSON schema object into the SDK's input schema.
-func inputSchema(s map[string]any) anthropic.ToolInputSchemaParam {
-	var in anthropic.ToolInputSchemaParam
+// inputSchema is a tool's input_schema: its JSON schema as an object
+// schema (type "object", properties never absent, required only names).
+func inputSchema(s map[string]any) map[string]any {
+	in := map[string]any{}
 	for k, v := range s {
 		switch k {
 		case "type":
-		case "properties":
-			in.Properties = v
 		case "required":
+			var names []string
 			switch r := v.(type) {
 			case []string:
-				in.Required = r
+				names = r
 			case []any:
 				for _, x := range r {
 					if name, ok := x.(string); ok {
-						in.Required = append(in.Required, name)
+						names = append(names, name)
 					}
 				}
 			}
-		default:
-			if in.ExtraFields == nil {
-				in.ExtraFields = map[string]any{}
+			if len(names) > 0 {
+				in["required"] = names
 			}
-			in.ExtraFields[k] = v
+		default:
+			in[k] = v
 		}
 	}
-	if in.Properties == nil {
-		in.Properties = map[string]any{}
+	in["type"] = "object"
+	if in["properties"] == nil {
+		in["properties"] = map[string]any{}
 	}
 	return in
 }
 
-type anthropicBlock struct {
-	tool bool
-	call ToolCall
-	args strings.Builder
+func (m *Anthropic) header() http.Header {
+	h := http.Header{}
+	h.Set("anthropic-version", AnthropicVersion)
+	// Config's key and nothing else: no ANTHROPIC_* variable is read.
+	if m.apiKey != "" {
+		h.Set("x-api-key", m.apiKey)
+	}
+	return h
 }
 
-func (m *Anthropic) attempt(ctx context.Context, params anthropic.MessageNewParams, c *capture, onDelta func(Delta)) (Reply, error) {
-	stream := m.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(c.middleware))
-	defer stream.Close()
+type anUsage struct {
+	InputTokens              *int `json:"input_tokens"`
+	OutputTokens             int  `json:"output_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+}
+
+type anEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message struct {
+		Usage anUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock json.RawMessage `json:"content_block"`
+	Delta        struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *anUsage `json:"usage"`
+}
+
+type anContentBlock struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Text      string `json:"text"`
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+}
+
+type anthropicBlock struct {
+	kind      string
+	call      ToolCall
+	args      strings.Builder
+	thinking  strings.Builder
+	signature strings.Builder
+	raw       json.RawMessage // redacted_thinking, as it came
+	stopped   bool
+}
+
+func (m *Anthropic) attempt(ctx context.Context, body []byte, maxTokens int, c *capture, onDelta func(Delta)) (Reply, error) {
+	sr, closer, err := c.send(ctx, m.hc, m.url, m.header(), body)
+	if err != nil {
+		return Reply{}, err
+	}
+	defer closer.Close()
 	var (
 		text    strings.Builder
-		blocks  = map[int64]*anthropicBlock{}
+		blocks  = map[int]*anthropicBlock{}
 		order   []*anthropicBlock
 		reply   Reply
 		stopped bool
-		events  int
 	)
-	for stream.Next() {
-		events++
-		ev := stream.Current()
-		if ev.Type != "ping" { // a ping is not data: a server that sends only pings is stalled
-			c.data()
+	n, _, err := c.readEvents(sr, func(sev sseEvent) (bool, error) {
+		var ev anEvent
+		if err := decodeEvent(sev, &ev); err != nil {
+			return false, err
 		}
+		if ev.Type == "ping" || sev.Event == "ping" {
+			return false, nil // a ping is not data: a server that sends only pings is stalled
+		}
+		c.data()
 		switch ev.Type {
+		case "error":
+			return false, c.midStream(sev.Data)
 		case "message_start":
 			u := ev.Message.Usage
 			reply.Usage = Usage{
-				InputTokens:      int(u.InputTokens),
-				OutputTokens:     int(u.OutputTokens),
-				CacheReadTokens:  int(u.CacheReadInputTokens),
-				CacheWriteTokens: int(u.CacheCreationInputTokens),
+				InputTokens:      deref(u.InputTokens),
+				OutputTokens:     u.OutputTokens,
+				CacheReadTokens:  deref(u.CacheReadInputTokens),
+				CacheWriteTokens: deref(u.CacheCreationInputTokens),
 			}
 		case "content_block_start":
-			b := &anthropicBlock{}
+			var cb anContentBlock
+			if err := json.Unmarshal(ev.ContentBlock, &cb); err != nil {
+				return false, fmt.Errorf("malformed event in the stream: %w: %s", err, excerpt(sev.Data, 200))
+			}
+			b := &anthropicBlock{kind: cb.Type}
 			blocks[ev.Index] = b
-			cb := ev.ContentBlock
+			order = append(order, b)
 			switch cb.Type {
 			case "tool_use":
-				b.tool = true
 				b.call = ToolCall{ID: cb.ID, Name: cb.Name}
-				order = append(order, b)
 				if onDelta != nil {
 					onDelta(Delta{ToolName: cb.Name})
 				}
@@ -238,8 +397,14 @@ func (m *Anthropic) attempt(ctx context.Context, params anthropic.MessageNewPara
 						onDelta(Delta{Text: cb.Text})
 					}
 				}
+			case "thinking":
+				b.thinking.WriteString(cb.Thinking)
+				b.signature.WriteString(cb.Signature)
+			case "redacted_thinking":
+				b.raw = ev.ContentBlock
 			}
 		case "content_block_delta":
+			b := blocks[ev.Index]
 			switch ev.Delta.Type {
 			case "text_delta":
 				text.WriteString(ev.Delta.Text)
@@ -247,50 +412,84 @@ func (m *Anthropic) attempt(ctx context.Context, params anthropic.MessageNewPara
 					onDelta(Delta{Text: ev.Delta.Text})
 				}
 			case "input_json_delta":
-				if b := blocks[ev.Index]; b != nil && b.tool {
+				if b != nil && b.kind == "tool_use" {
 					b.args.WriteString(ev.Delta.PartialJSON)
 				}
+			case "thinking_delta":
+				if b != nil {
+					b.thinking.WriteString(ev.Delta.Thinking)
+				}
+			case "signature_delta":
+				if b != nil {
+					b.signature.WriteString(ev.Delta.Signature)
+				}
+			}
+		case "content_block_stop":
+			if b := blocks[ev.Index]; b != nil {
+				b.stopped = true
 			}
 		case "message_delta":
 			if ev.Delta.StopReason != "" {
-				reply.StopReason = string(ev.Delta.StopReason)
+				reply.StopReason = ev.Delta.StopReason
 			}
-			u := ev.Usage
-			reply.Usage.OutputTokens = int(u.OutputTokens)
-			if u.JSON.InputTokens.Valid() && u.InputTokens > 0 {
-				reply.Usage.InputTokens = int(u.InputTokens)
-			}
-			if u.JSON.CacheReadInputTokens.Valid() && u.CacheReadInputTokens > 0 {
-				reply.Usage.CacheReadTokens = int(u.CacheReadInputTokens)
-			}
-			if u.JSON.CacheCreationInputTokens.Valid() && u.CacheCreationInputTokens > 0 {
-				reply.Usage.CacheWriteTokens = int(u.CacheCreationInputTokens)
+			if u := ev.Usage; u != nil {
+				reply.Usage.OutputTokens = u.OutputTokens
+				if v := deref(u.InputTokens); v > 0 {
+					reply.Usage.InputTokens = v
+				}
+				if v := deref(u.CacheReadInputTokens); v > 0 {
+					reply.Usage.CacheReadTokens = v
+				}
+				if v := deref(u.CacheCreationInputTokens); v > 0 {
+					reply.Usage.CacheWriteTokens = v
+				}
 			}
 		case "message_stop":
 			stopped = true
+			return true, nil
 		}
+		return false, nil
+	})
+	if err != nil {
+		return Reply{}, err
 	}
-	if err := stream.Err(); err != nil {
-		var aerr *anthropic.Error
-		if c.sent && c.status > 0 && c.status < 400 && errors.As(err, &aerr) {
-			err = fmt.Errorf("the server sent an error mid-stream: %s", excerpt(aerr.RawJSON(), 400))
-			return Reply{}, err
-		}
-		return Reply{}, attemptErr(c, err)
-	}
-	if events == 0 {
+	if n == 0 {
 		return Reply{}, c.notStream()
 	}
 	if !stopped {
 		return Reply{}, fmt.Errorf("%w: the stream ended with no message_stop", errStreamCut)
 	}
+	if k := len(order); reply.StopReason == "max_tokens" && k > 0 && order[k-1].kind == "tool_use" {
+		if last := order[k-1]; !last.stopped || cutArgs(last.args.String()) {
+			return Reply{}, c.outputLimit("max_tokens", maxTokens, last.call.Name)
+		}
+	}
 	reply.Text = text.String()
 	for _, b := range order {
-		b.call.Arguments = b.args.String()
-		if b.call.Arguments == "" {
-			b.call.Arguments = "{}"
+		switch b.kind {
+		case "tool_use":
+			b.call.Arguments = b.args.String()
+			if b.call.Arguments == "" {
+				b.call.Arguments = "{}"
+			}
+			reply.ToolCalls = append(reply.ToolCalls, b.call)
+		case "thinking":
+			item, _ := encodeBody(struct {
+				Type      string `json:"type"`
+				Thinking  string `json:"thinking"`
+				Signature string `json:"signature"`
+			}{"thinking", b.thinking.String(), b.signature.String()})
+			reply.Reasoning = append(reply.Reasoning, opaque(item))
+		case "redacted_thinking":
+			reply.Reasoning = append(reply.Reasoning, opaque(b.raw))
 		}
-		reply.ToolCalls = append(reply.ToolCalls, b.call)
 	}
 	return reply, nil
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -242,11 +243,11 @@ func TestAnthropicInputSchema(t *testing.T) {
 		"required":             []any{"a", 3},
 		"additionalProperties": false,
 	})
-	if fmt.Sprint(in.Required) != "[a]" || in.ExtraFields["additionalProperties"] != false || in.Properties == nil {
+	if fmt.Sprint(in["required"]) != "[a]" || in["additionalProperties"] != false || in["properties"] == nil || in["type"] != "object" {
 		t.Errorf("schema %+v", in)
 	}
-	if empty := inputSchema(nil); empty.Properties == nil {
-		t.Error("nil schema has no properties")
+	if empty := inputSchema(nil); empty["properties"] == nil || empty["type"] != "object" {
+		t.Errorf("nil schema %+v", empty)
 	}
 }
 
@@ -287,5 +288,126 @@ func TestAnthropicNonStreamBodySaysWhatCameBack(t *testing.T) {
 	}
 	if n := len(ws.requests()); n != 1 {
 		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+func TestAnthropicHeaders(t *testing.T) {
+	ws := newWireServer(t, sseSplit(anText("hi"), 100))
+	m := newTestAnthropic(t, ws, Config{})
+	if _, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := ws.requests()[0].header
+	if h.Get("X-Api-Key") != "sk-ant-test" || h.Get("Anthropic-Version") != "2023-06-01" || h.Get("Authorization") != "" {
+		t.Errorf("headers %v", h)
+	}
+}
+
+// Extended thinking: a budget per level, and max_tokens raised above it by
+// what it was.
+func TestAnthropicThinkingBudget(t *testing.T) {
+	for _, c := range []struct {
+		effort          string
+		max             int
+		budget, wantMax int
+	}{
+		{"", 0, 0, DefaultMaxTokens},
+		{"low", 0, 2048, 2048 + DefaultMaxTokens},
+		{"medium", 500, 8192, 8692},
+		{"high", 0, 16384, 16384 + DefaultMaxTokens},
+	} {
+		ws := newWireServer(t, sseSplit(anText("hi"), 100))
+		m := newTestAnthropic(t, ws, Config{Reasoning: c.effort})
+		if _, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}, MaxTokens: c.max}, nil); err != nil {
+			t.Fatal(err)
+		}
+		b := ws.requests()[0].body
+		if fmt.Sprint(get(b, "max_tokens")) != fmt.Sprint(c.wantMax) {
+			t.Errorf("%q: max_tokens %v, want %d", c.effort, get(b, "max_tokens"), c.wantMax)
+		}
+		if c.budget == 0 {
+			if get(b, "thinking") != nil {
+				t.Errorf("%q: thinking sent", c.effort)
+			}
+			continue
+		}
+		if get(b, "thinking", "type") != "enabled" || fmt.Sprint(get(b, "thinking", "budget_tokens")) != fmt.Sprint(c.budget) {
+			t.Errorf("%q: thinking %v", c.effort, get(b, "thinking"))
+		}
+	}
+}
+
+// At most four cache breakpoints: the system prompt, the last two user
+// turns, the last tool; fewer when there are fewer of those.
+func TestAnthropicCacheBreakpoints(t *testing.T) {
+	var long []Message
+	for i := range 6 {
+		long = append(long, Message{Role: RoleUser, Content: fmt.Sprint("u", i)},
+			Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: fmt.Sprint("c", i), Name: "fs-read", Arguments: "{}"}}},
+			Message{Role: RoleTool, ToolCallID: fmt.Sprint("c", i), Content: "r"})
+	}
+	tools := []Tool{{Name: "a"}, {Name: "b"}}
+	for _, c := range []struct {
+		req  Request
+		want []string
+	}{
+		{Request{System: "s", Messages: long, Tools: tools}, []string{"system", "messages 12", "messages 10", "tools 1"}},
+		{Request{Messages: long, Tools: tools}, []string{"messages 12", "messages 10", "tools 1"}},
+		{Request{System: "s", Messages: long[:1]}, []string{"system", "messages 0"}},
+	} {
+		m := &Anthropic{model: "c"}
+		b, _ := encodeBody(m.params(c.req))
+		var p struct {
+			System   []map[string]any
+			Messages []struct{ Content []map[string]any }
+			Tools    []map[string]any
+		}
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range p.System {
+			if s["cache_control"] != nil {
+				got = append(got, "system")
+			}
+		}
+		for i := len(p.Messages) - 1; i >= 0; i-- {
+			for j, blk := range p.Messages[i].Content {
+				if blk["cache_control"] != nil {
+					if j != len(p.Messages[i].Content)-1 {
+						t.Errorf("breakpoint on block %d of %d", j, len(p.Messages[i].Content))
+					}
+					got = append(got, fmt.Sprint("messages ", i))
+				}
+			}
+		}
+		for i, tl := range p.Tools {
+			if tl["cache_control"] != nil {
+				got = append(got, fmt.Sprint("tools ", i))
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("breakpoints %v, want %v", got, c.want)
+		}
+	}
+}
+
+// With thinking on, a tool loop whose last assistant turn lost its thinking
+// block is sent without thinking (the API would refuse it); with the block
+// kept, thinking stays on.
+func TestAnthropicThinkingOffWhenTheLoopLostIt(t *testing.T) {
+	loop := []Message{{Role: RoleUser, Content: "x"},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "t1", Name: "fs-read", Arguments: "{}"}}},
+		{Role: RoleTool, ToolCallID: "t1", Content: "r"}}
+	m := &Anthropic{model: "c", reasoning: "low"}
+	if p := m.params(Request{Messages: loop}); p.Thinking != nil {
+		t.Errorf("thinking sent for a loop without its thinking block")
+	}
+	loop[1].Reasoning = []json.RawMessage{json.RawMessage(`{"type":"thinking","thinking":"t","signature":"s"}`)}
+	if p := m.params(Request{Messages: loop}); p.Thinking == nil {
+		t.Errorf("thinking dropped although the block was kept")
+	}
+	if p := m.params(Request{Messages: loop[:1]}); p.Thinking == nil {
+		t.Errorf("thinking dropped for a first request")
 	}
 }

@@ -38,8 +38,8 @@ func TestParseArgs(t *testing.T) {
 }
 
 func TestUsageSums(t *testing.T) {
-	u := Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4}.Add(Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 30, CacheWriteTokens: 40})
-	if u != (Usage{11, 22, 33, 44}) || u.TotalInput() != 88 {
+	u := Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4, ReasoningTokens: 5}.Add(Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 30, CacheWriteTokens: 40, ReasoningTokens: 50})
+	if u != (Usage{11, 22, 33, 44, 55}) || u.TotalInput() != 88 {
 		t.Errorf("usage %+v total %d", u, u.TotalInput())
 	}
 }

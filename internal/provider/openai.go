@@ -3,35 +3,29 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 )
 
-// OpenAI is a model behind an OpenAI-compatible Chat Completions endpoint.
+// OpenAI is a model behind an OpenAI-compatible Chat Completions endpoint
+// (POST {base}/chat/completions, streamed).
 type OpenAI struct {
-	client   openai.Client
-	apiKey   string
-	model    string
-	official bool // the base URL is OpenAI's own
-	retry    retrier
+	hc        *http.Client
+	apiKey    string
+	model     string
+	official  bool // the base URL is OpenAI's own
+	url       string
+	reasoning string
+	retry     retrier
+	compat    compatState
 }
 
 func newOpenAI(cfg Config) (*OpenAI, error) {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = DefaultOpenAIURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("provider openai: base URL %q is not an http(s) URL; set it like http://127.0.0.1:8080/v1", cfg.BaseURL)
+	base, u, err := checkBase("openai", cfg.BaseURL, DefaultOpenAIURL, "http://127.0.0.1:8080/v1")
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Model == "" {
 		return nil, fmt.Errorf("provider openai: no model named; set the model (e.g. gpt-4o)")
@@ -40,20 +34,18 @@ func newOpenAI(cfg Config) (*OpenAI, error) {
 	if official && cfg.APIKey == "" {
 		return nil, fmt.Errorf("provider openai: no API key for %s; set OPENAI_API_KEY or the key variable named in [provider]", base)
 	}
-	opts := []option.RequestOption{
-		option.WithBaseURL(base),
-		option.WithHTTPClient(cfg.httpClient()),
-		option.WithMaxRetries(0), // our retrier decides
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	if err := cfg.Compat.check("openai"); err != nil {
+		return nil, err
 	}
 	return &OpenAI{
-		client:   openai.NewClient(opts...),
-		apiKey:   cfg.APIKey,
-		model:    cfg.Model,
-		official: official,
-		retry:    newRetrier("openai", base+"/chat/completions", cfg),
+		hc:        cfg.httpClient(base),
+		apiKey:    cfg.APIKey,
+		model:     cfg.Model,
+		official:  official,
+		url:       base + "/chat/completions",
+		reasoning: cfg.Reasoning,
+		retry:     newRetrier("openai", base+"/chat/completions", cfg),
+		compat:    compatState{cc: cfg.Compat},
 	}, nil
 }
 
@@ -62,131 +54,220 @@ func (m *OpenAI) Name() string { return "openai:" + m.model }
 
 // Stream sends req and streams the reply, retrying as Config says.
 func (m *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error) {
-	params := m.params(req)
-	return m.retry.do(ctx, onDelta, func(ctx context.Context, c *capture) (Reply, error) {
-		return m.attempt(ctx, params, c, onDelta)
+	build := func(cc Compat) ([]byte, compatSent, error) {
+		p, sent := m.params(req, cc)
+		b, err := encodeBody(p)
+		return b, sent, err
+	}
+	return m.compat.stream(ctx, m.retry, onDelta, build, func(ctx context.Context, body []byte, c *capture) (Reply, error) {
+		return m.attempt(ctx, body, req.MaxTokens, c, onDelta)
 	})
 }
 
-func (m *OpenAI) params(req Request) openai.ChatCompletionNewParams {
+// The request body of Chat Completions, as much of it as nodwyn sends.
+type chatRequest struct {
+	Model               string             `json:"model"`
+	Messages            []chatMessage      `json:"messages"`
+	Tools               []chatTool         `json:"tools,omitempty"`
+	ParallelToolCalls   *bool              `json:"parallel_tool_calls,omitempty"`
+	Stream              bool               `json:"stream"`
+	StreamOptions       *chatStreamOptions `json:"stream_options,omitempty"`
+	MaxTokens           int                `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string             `json:"reasoning_effort,omitempty"`
+}
+
+type chatStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatMessage struct {
+	Role       string         `json:"role"`
+	Content    *string        `json:"content,omitempty"`
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type chatToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type chatTool struct {
+	Type     string          `json:"type"`
+	Function chatFunctionDef `json:"function"`
+}
+
+type chatFunctionDef struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Parameters  map[string]any `json:"parameters"`
+}
+
+// maxField is the name the output limit goes by under cc.
+func (m *OpenAI) maxField(cc Compat) string {
+	if cc.MaxTokensField != "" {
+		return cc.MaxTokensField
+	}
+	// OpenAI's newer models take only max_completion_tokens; many
+	// compatible servers know only max_tokens.
+	if m.official {
+		return "max_completion_tokens"
+	}
+	return "max_tokens"
+}
+
+func (m *OpenAI) params(req Request, cc Compat) (chatRequest, compatSent) {
+	var sent compatSent
 	model := req.Model
 	if model == "" {
 		model = m.model
 	}
-	p := openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(model),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	p := chatRequest{Model: model, Stream: true}
+	if !cc.NoStreamOptions {
+		p.StreamOptions = &chatStreamOptions{IncludeUsage: true}
+		sent.streamOptions = true
 	}
 	if req.MaxTokens > 0 {
-		// OpenAI's newer models take only max_completion_tokens; many
-		// compatible servers know only max_tokens.
-		if m.official {
-			p.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+		sent.maxField = m.maxField(cc)
+		if sent.maxField == "max_completion_tokens" {
+			p.MaxCompletionTokens = req.MaxTokens
 		} else {
-			p.MaxTokens = openai.Int(int64(req.MaxTokens))
+			p.MaxTokens = req.MaxTokens
 		}
 	}
+	if m.reasoning != "" && !cc.NoReasoningEffort {
+		p.ReasoningEffort = m.reasoning
+		sent.effort = true
+	}
 	if req.System != "" {
-		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+		role := cc.SystemRole
+		if role == "" {
+			role = "system"
+		}
+		p.Messages = append(p.Messages, chatMessage{Role: role, Content: &req.System})
+		sent.role = role
 	}
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case RoleAssistant:
-			a := openai.ChatCompletionAssistantMessageParam{}
+			a := chatMessage{Role: "assistant"}
 			if msg.Content != "" || len(msg.ToolCalls) == 0 {
-				a.Content.OfString = openai.String(msg.Content)
+				a.Content = &msg.Content
 			}
 			for _, tc := range msg.ToolCalls {
-				args := tc.Arguments
-				if strings.TrimSpace(args) == "" {
-					args = "{}"
-				}
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       tc.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
-					},
-				})
+				a.ToolCalls = append(a.ToolCalls, chatToolCall{ID: tc.ID, Type: "function",
+					Function: chatFunction{Name: tc.Name, Arguments: argsOrEmpty(tc.Arguments)}})
 			}
-			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			p.Messages = append(p.Messages, a)
 		case RoleTool:
-			p.Messages = append(p.Messages, openai.ToolMessage(toolResultText(msg), msg.ToolCallID))
+			text := toolResultText(msg)
+			p.Messages = append(p.Messages, chatMessage{Role: "tool", Content: &text, ToolCallID: msg.ToolCallID})
 		default:
-			p.Messages = append(p.Messages, openai.UserMessage(msg.Content))
+			p.Messages = append(p.Messages, chatMessage{Role: "user", Content: &msg.Content})
 		}
 	}
 	for _, t := range req.Tools {
-		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(schemaOrEmpty(t.Parameters))}
-		if t.Description != "" {
-			fd.Description = openai.String(t.Description)
-		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
+		p.Tools = append(p.Tools, chatTool{Type: "function",
+			Function: chatFunctionDef{Name: t.Name, Description: t.Description, Parameters: schemaOrEmpty(t.Parameters)}})
 	}
-	return p
+	if len(p.Tools) > 0 && !cc.NoParallelToolCalls {
+		yes := true
+		p.ParallelToolCalls = &yes
+		sent.parallel = true
+	}
+	return p, sent
 }
 
-// toolResultText is a tool message's content for a provider with no error
-// flag (and never empty, which some servers refuse).
-func toolResultText(msg Message) string {
-	s := msg.Content
-	if msg.IsError && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(s)), "error") {
-		s = "Error: " + s
+func (m *OpenAI) header() http.Header {
+	h := http.Header{}
+	// Config's key and nothing else: no OPENAI_* variable is read, so a
+	// key goes only where nodwyn's configuration says.
+	if m.apiKey != "" {
+		h.Set("Authorization", "Bearer "+m.apiKey)
 	}
-	if strings.TrimSpace(s) == "" {
-		s = "(no output)"
-	}
-	return s
+	return h
 }
 
-func schemaOrEmpty(s map[string]any) map[string]any {
-	if s == nil {
-		return map[string]any{"type": "object", "properties": map[string]any{}}
-	}
-	return s
-}
-
-// ownCredentials sends Config.APIKey and nothing the SDK took from the
-// environment (OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID): the key
-// goes only where nodwyn's configuration says.
-func (m *OpenAI) ownCredentials(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	if m.apiKey == "" {
-		req.Header.Del("Authorization")
-	} else {
-		req.Header.Set("Authorization", "Bearer "+m.apiKey)
-	}
-	req.Header.Del("OpenAI-Organization")
-	req.Header.Del("OpenAI-Project")
-	return next(req)
+// chatChunk is one event of a Chat Completions stream.
+type chatChunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   string `json:"content"`
+			Refusal   string `json:"refusal"`
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        *int `json:"prompt_tokens"`
+		CompletionTokens    int  `json:"completion_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens     int `json:"cached_tokens"`
+			CacheWriteTokens int `json:"cache_write_tokens"`
+		} `json:"prompt_tokens_details"`
+		CompletionTokensDetails struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	} `json:"usage"`
+	Error  json.RawMessage `json:"error"`
+	Object string          `json:"object"` // "error" for servers that send the error itself (vLLM)
 }
 
 type openaiCall struct {
 	ToolCall
-	index int64
+	index int
 }
 
-func (m *OpenAI) attempt(ctx context.Context, params openai.ChatCompletionNewParams, c *capture, onDelta func(Delta)) (Reply, error) {
-	stream := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(m.ownCredentials, c.middleware))
-	defer stream.Close()
+func (m *OpenAI) attempt(ctx context.Context, body []byte, maxTokens int, c *capture, onDelta func(Delta)) (Reply, error) {
+	sr, closer, err := c.send(ctx, m.hc, m.url, m.header(), body)
+	if err != nil {
+		return Reply{}, err
+	}
+	defer closer.Close()
 	var (
 		text     strings.Builder
 		calls    []openaiCall
 		reply    Reply
 		finished bool
-		chunks   int
 	)
-	for stream.Next() {
-		chunks++
+	n, _, err := c.readEvents(sr, func(ev sseEvent) (bool, error) {
 		c.data()
-		chunk := stream.Current()
-		if chunk.JSON.Usage.Valid() && chunk.Usage.JSON.PromptTokens.Valid() {
-			u := chunk.Usage
-			cached := int(u.PromptTokensDetails.CachedTokens)
-			written := int(u.PromptTokensDetails.CacheWriteTokens)
+		if ev.Data == "[DONE]" {
+			return true, nil
+		}
+		if ev.Event == "error" {
+			return false, c.midStream(ev.Data)
+		}
+		var chunk chatChunk
+		if err := decodeEvent(ev, &chunk); err != nil {
+			return false, err
+		}
+		if (len(chunk.Error) > 0 && string(chunk.Error) != "null") || chunk.Object == "error" {
+			return false, c.midStream(ev.Data)
+		}
+		if u := chunk.Usage; u != nil && u.PromptTokens != nil {
+			cached, written := u.PromptTokensDetails.CachedTokens, u.PromptTokensDetails.CacheWriteTokens
 			reply.Usage = Usage{
-				InputTokens:      max(0, int(u.PromptTokens)-cached-written),
-				OutputTokens:     int(u.CompletionTokens),
+				InputTokens:      max(0, *u.PromptTokens-cached-written),
+				OutputTokens:     u.CompletionTokens,
 				CacheReadTokens:  cached,
 				CacheWriteTokens: written,
+				ReasoningTokens:  u.CompletionTokensDetails.ReasoningTokens,
 			}
 		}
 		for _, ch := range chunk.Choices {
@@ -223,15 +304,19 @@ func (m *OpenAI) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 				finished = true
 			}
 		}
+		return false, nil
+	})
+	if err != nil {
+		return Reply{}, err
 	}
-	if err := stream.Err(); err != nil {
-		return Reply{}, attemptErr(c, err)
-	}
-	if chunks == 0 {
+	if n == 0 {
 		return Reply{}, c.notStream()
 	}
 	if !finished {
 		return Reply{}, fmt.Errorf("%w: the stream ended with no finish_reason", errStreamCut)
+	}
+	if reply.StopReason == "length" && len(calls) > 0 && cutArgs(calls[len(calls)-1].Arguments) {
+		return Reply{}, c.outputLimit(m.maxField(m.compat.get()), maxTokens, calls[len(calls)-1].Name)
 	}
 	reply.Text = text.String()
 	for n, call := range calls {
@@ -246,7 +331,7 @@ func (m *OpenAI) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 // findCall finds the call a tool-call delta continues: the one with its
 // index, unless the delta carries a different id (servers that number
 // every call 0).
-func findCall(calls []openaiCall, index int64, id string) int {
+func findCall(calls []openaiCall, index int, id string) int {
 	for i := len(calls) - 1; i >= 0; i-- {
 		if calls[i].index == index {
 			if id != "" && calls[i].ID != "" && calls[i].ID != id {
@@ -256,26 +341,4 @@ func findCall(calls []openaiCall, index int64, id string) int {
 		}
 	}
 	return -1
-}
-
-// attemptErr describes the error of an attempt by what the HTTP layer saw.
-func attemptErr(c *capture, err error) error {
-	if !c.sent || c.status >= 400 {
-		return err // a local error, or a status the retrier reports
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	if c.status == 0 {
-		return fmt.Errorf("connection failed: %w", err)
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("malformed event in the stream: %w", err)
-	}
-	if strings.Contains(err.Error(), "error while streaming") {
-		return fmt.Errorf("the server sent an error mid-stream: %w", err)
-	}
-	return fmt.Errorf("%w: %w", errStreamCut, err)
 }

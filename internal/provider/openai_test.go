@@ -139,10 +139,13 @@ func TestOpenAIToolCallsSplitMidJSON(t *testing.T) {
 	}
 }
 
+// Malformed arguments with a finish_reason that says the calls are
+// complete are the model's: kept as sent, for ParseArgs to explain. (Cut
+// off by the token limit they are an error: TestOpenAILengthMidToolCall.)
 func TestOpenAIMalformedToolArgumentsKept(t *testing.T) {
 	stream := events(
 		oaChunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"fs-write","arguments":"{\"path\": \"a"}}]},"finish_reason":null}]`),
-		oaChunk(`[{"index":0,"delta":{},"finish_reason":"length"}]`),
+		oaChunk(`[{"index":0,"delta":{},"finish_reason":"tool_calls"}]`),
 		"[DONE]",
 	)
 	ws := newWireServer(t, sseSplit(stream, 1000))
@@ -165,9 +168,10 @@ func TestOpenAIOfficialSendsMaxCompletionTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := m.params(Request{MaxTokens: 5})
-	if !p.MaxCompletionTokens.Valid() || p.MaxTokens.Valid() {
-		t.Errorf("official endpoint: max_completion_tokens %v, max_tokens %v", p.MaxCompletionTokens, p.MaxTokens)
+	p, _ := m.params(Request{MaxTokens: 5}, Compat{})
+	b, _ := encodeBody(p)
+	if !strings.Contains(string(b), `"max_completion_tokens":5`) || strings.Contains(string(b), `"max_tokens"`) {
+		t.Errorf("official endpoint: body %s", b)
 	}
 }
 
@@ -468,5 +472,16 @@ func TestOpenAIStreamEndedBeforeItsFirstEventIsRetried(t *testing.T) {
 		if err != nil || reply.Text != "hi" || reply.Attempts != 2 {
 			t.Errorf("%q: %+v %v", first, reply, err)
 		}
+	}
+}
+
+// vLLM sends the error object itself as an event.
+func TestOpenAIErrorObjectMidStream(t *testing.T) {
+	withErr := events(oaChunk(`[{"index":0,"delta":{"content":"a"},"finish_reason":null}]`), `{"object":"error","message":"The engine is dead","type":"InternalServerError","param":null,"code":500}`)
+	ws := newWireServer(t, sseSplit(withErr, 100))
+	m := newTestOpenAI(t, ws, Config{MaxRetries: -1})
+	_, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil)
+	if err == nil || !strings.Contains(err.Error(), `the server sent an error mid-stream: {"object":"error","message":"The engine is dead"`) {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -34,6 +35,19 @@ type Message struct {
 	ToolCallID string     // tool messages: the call this answers
 	Name       string     // tool messages: the tool's name
 	IsError    bool       // tool messages: the result is an error
+
+	// Reasoning holds, for an assistant message, the provider's own items
+	// of that turn that must go back to it unchanged in later requests, as
+	// Reply.Reasoning gave them: the Responses API's reasoning items (with
+	// their encrypted_content, since nodwyn asks with store: false) and
+	// Anthropic's thinking blocks with their signatures (and
+	// redacted_thinking blocks). Each is one JSON object, opaque to the
+	// caller; a provider sends back only the items of its own kind (type
+	// "reasoning" for Responses, "thinking" and "redacted_thinking" for
+	// Anthropic) and Chat Completions none, so a conversation can move
+	// between providers. It is kept in a saved session's messages: the
+	// field survives a JSON round trip as it is.
+	Reasoning []json.RawMessage `json:",omitempty"`
 }
 
 // Tool is a tool offered to the model.
@@ -54,10 +68,14 @@ type Request struct {
 
 // Usage counts the tokens of one reply. InputTokens are the input tokens
 // neither read from nor written to the prompt cache, as Anthropic counts
-// them; for OpenAI they are prompt_tokens less the cached ones. The whole
-// input is TotalInput.
+// them; for OpenAI they are prompt_tokens (input_tokens) less the cached
+// ones. The whole input is TotalInput. ReasoningTokens are the part of
+// OutputTokens the model spent reasoning, as OpenAI reports it
+// (completion_tokens_details / output_tokens_details); Anthropic does not
+// count thinking apart, so it is 0 there (its thinking is in OutputTokens).
 type Usage struct {
 	InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens int
+	ReasoningTokens                                              int
 }
 
 // TotalInput returns all input tokens: uncached, cache reads and cache writes.
@@ -70,6 +88,7 @@ func (u Usage) Add(v Usage) Usage {
 		OutputTokens:     u.OutputTokens + v.OutputTokens,
 		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
 		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+		ReasoningTokens:  u.ReasoningTokens + v.ReasoningTokens,
 	}
 }
 
@@ -81,6 +100,16 @@ type Reply struct {
 	StopReason string // as the provider says it: "stop", "tool_calls", "end_turn", "tool_use", "max_tokens" …
 	// Attempts is how many HTTP requests the reply took (1 without retries).
 	Attempts int
+	// Reasoning is what Message.Reasoning of this turn's assistant message
+	// must hold for the provider to see its own reasoning again (Message
+	// returns that message).
+	Reasoning []json.RawMessage
+}
+
+// Message returns the assistant message that records r in the
+// conversation: its text, tool calls and reasoning items.
+func (r Reply) Message() Message {
+	return Message{Role: RoleAssistant, Content: r.Text, ToolCalls: r.ToolCalls, Reasoning: r.Reasoning}
 }
 
 // Delta is streamed while a reply arrives (for progress display); it may be
@@ -101,8 +130,23 @@ type Model interface {
 
 // Config chooses and configures a model.
 type Config struct {
-	Provider   string // "openai" | "anthropic" | "script"
-	Model      string
+	Provider string // "openai" | "anthropic" | "script" ("openai-responses" is openai with API "responses")
+	// API chooses OpenAI's wire format: "" or "chat" for Chat Completions
+	// (POST /chat/completions, what compatible servers speak), "responses"
+	// for the Responses API (POST /responses). Only for Provider "openai".
+	API   string
+	Model string
+	// Reasoning is the reasoning effort asked for: "" (the model's
+	// default; nothing is sent), "low", "medium" or "high". Chat
+	// Completions sends reasoning_effort, the Responses API reasoning.effort,
+	// Anthropic extended thinking with a budget per level
+	// (AnthropicThinkingBudget).
+	Reasoning string
+	// Compat adapts Chat Completions (and part of the Responses API) to
+	// servers that differ from api.openai.com; the zero value works there
+	// and on the common servers, and what a server refuses is learnt from
+	// its first 400 (see Compat).
+	Compat     Compat
 	BaseURL    string // empty: the provider's official endpoint
 	APIKey     string
 	Script     string       // path of a script file, for Provider=="script" (Model is used when empty)
@@ -156,9 +200,31 @@ const (
 // New returns the model that cfg names.
 func New(cfg Config) (Model, error) {
 	switch cfg.Provider {
-	case "openai":
-		return newOpenAI(cfg)
+	case "openai", "openai-responses":
+		if cfg.Provider == "openai-responses" {
+			if cfg.API != "" && cfg.API != "responses" {
+				return nil, fmt.Errorf("provider openai-responses: api %q contradicts it; leave api empty or set it to responses", cfg.API)
+			}
+			cfg.Provider, cfg.API = "openai", "responses"
+		}
+		if err := cfg.checkReasoning(); err != nil {
+			return nil, err
+		}
+		switch cfg.API {
+		case "", "chat":
+			return newOpenAI(cfg)
+		case "responses":
+			return newResponses(cfg)
+		default:
+			return nil, fmt.Errorf("provider openai: unknown api %q; use chat (Chat Completions, the default) or responses", cfg.API)
+		}
 	case "anthropic":
+		if cfg.API != "" {
+			return nil, fmt.Errorf("provider anthropic: api %q applies to openai only; leave it empty", cfg.API)
+		}
+		if err := cfg.checkReasoning(); err != nil {
+			return nil, err
+		}
 		return newAnthropic(cfg)
 	case "script":
 		path := cfg.Script
@@ -176,9 +242,20 @@ func New(cfg Config) (Model, error) {
 	}
 }
 
-func (cfg Config) httpClient() *http.Client {
+func (cfg Config) checkReasoning() error {
+	switch cfg.Reasoning {
+	case "", "low", "medium", "high":
+		return nil
+	}
+	return fmt.Errorf("provider %s: reasoning %q is not low, medium or high", cfg.Provider, cfg.Reasoning)
+}
+
+// httpClient is Config.HTTPClient, or the default client for base: for an
+// http:// endpoint the standard one (nothing of TLS is touched), for
+// https:// one whose CA roots are settled at the first request (roots.go).
+func (cfg Config) httpClient(base string) *http.Client {
 	if cfg.HTTPClient != nil {
 		return cfg.HTTPClient
 	}
-	return defaultHTTPClient()
+	return defaultHTTPClient(base)
 }

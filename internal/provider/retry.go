@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -79,9 +78,9 @@ var ErrRequestTimeout = errors.New("request timeout")
 // errStreamCut marks a stream that ended before the reply was complete.
 var errStreamCut = errors.New("stream cut mid-reply")
 
-// capture records what the HTTP layer saw during one attempt. It is filled
-// by a middleware handed to the SDK, so our retry logic does not depend on
-// how an SDK wraps errors.
+// capture records what the HTTP layer saw during one attempt: send fills
+// it (wire.go), so the retry logic reads statuses and headers, not error
+// texts.
 type capture struct {
 	idle        time.Duration
 	stall       func() // cuts the attempt when idle runs out
@@ -94,6 +93,7 @@ type capture struct {
 	sent        bool   // a request reached the HTTP client
 	head        []byte // the first bytes of a successful response's body
 	final       bool   // the attempt failed in a way another would repeat
+	hint        string // what to change, for a final failure (the token limit)
 }
 
 // maxHead is how much of a successful response's body capture keeps, to
@@ -162,8 +162,8 @@ func (c *capture) stop() {
 
 // data records that the attempt received data: the response headers or an
 // event of the reply. The providers' attempt loops call it for each event
-// but pings; SSE comments never reach them (the SDKs' decoders drop them),
-// so a server that sends only ": ping" lines runs out the idle timer.
+// but pings; SSE comments never reach them (the parser drops them), so a
+// server that sends only ": ping" lines runs out the idle timer.
 func (c *capture) data() {
 	if c.timer != nil {
 		c.timer.Reset(c.idle)
@@ -171,34 +171,6 @@ func (c *capture) data() {
 	if c.onEvent != nil {
 		c.onEvent()
 	}
-}
-
-// middleware has the shape of both SDKs' option.Middleware.
-func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	c.sent = true
-	c.method = req.Method
-	u := *req.URL
-	u.RawQuery, u.Fragment, u.User = "", "", nil
-	c.url = u.String()
-	if c.idle > 0 && c.stall != nil {
-		c.timer = time.AfterFunc(c.idle, c.stall)
-	}
-	res, err := next(req)
-	if err != nil || res == nil {
-		return res, err
-	}
-	c.data()
-	c.status = res.StatusCode
-	c.header = res.Header
-	if res.StatusCode >= 400 {
-		b, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-		_ = res.Body.Close()
-		res.Body = io.NopCloser(bytes.NewReader(b))
-		c.body = excerpt(string(b), 400)
-	} else {
-		res.Body = &headBody{ReadCloser: res.Body, c: c}
-	}
-	return res, nil
 }
 
 // excerpt collapses white space and cuts s to about n bytes.
@@ -336,6 +308,9 @@ func (r retrier) do(ctx context.Context, onDelta func(Delta), fn attemptFunc) (R
 			return reply, nil
 		}
 		fail := r.failure(&c, attempt, err)
+		if hint == "" {
+			hint = c.hint
+		}
 		fail.Hint = hint
 		if ctx.Err() != nil {
 			fail.Status, fail.Body, fail.Err = 0, "", ctx.Err()

@@ -4,24 +4,34 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
+	"strings"
 	"sync"
 
 	"golang.org/x/crypto/x509roots/fallback/bundle"
 )
 
 // A static binary must reach an HTTPS endpoint from an image with no CA
-// certificates. The system's roots are used when it has any; otherwise a
-// pool is built from the roots embedded in the binary
-// (golang.org/x/crypto/x509roots/fallback/bundle). That pool is built only
-// then, on the first HTTPS client, rather than at every start as importing
-// the fallback package would do (about 20 ms and 0.7 MB).
+// certificates, and a run against an http:// endpoint should spend nothing
+// on certificates at all. So:
+//
+//   - for an http:// base URL the provider's client is the standard one:
+//     nothing CA-related runs, at start or later;
+//   - for https:// the client's transport settles its roots at its first
+//     request, not at New: when the system has roots, tls.Config.RootCAs
+//     stays nil and Go verifies with its own system pool, which it loads
+//     once, then; only when the system has none is a pool built from the
+//     roots embedded in the binary (golang.org/x/crypto/x509roots/fallback/bundle;
+//     about 20 ms and 0.7 MB, which importing the fallback package would
+//     spend at every start).
 
-var fallbackRoots = sync.OnceValue(func() *x509.CertPool {
-	if sys, err := x509.SystemCertPool(); err == nil && !sys.Equal(x509.NewCertPool()) {
-		return nil // the system has roots: use them
-	}
-	return embeddedRoots()
-})
+// systemRoots reports the system's CA pool (a variable for tests).
+var systemRoots = x509.SystemCertPool
+
+// hasSystemRoots reports whether the system has roots Go can verify with.
+func hasSystemRoots() bool {
+	sys, err := systemRoots()
+	return err == nil && sys != nil && !sys.Equal(x509.NewCertPool())
+}
 
 func embeddedRoots() *x509.CertPool {
 	p := x509.NewCertPool()
@@ -39,14 +49,28 @@ func embeddedRoots() *x509.CertPool {
 	return p
 }
 
-// defaultHTTPClient is the client of a provider given none: the default
-// transport, with the embedded roots when the system has none.
-func defaultHTTPClient() *http.Client {
-	roots := fallbackRoots()
-	if roots == nil {
+// defaultHTTPClient is the client of a provider given none (see above).
+func defaultHTTPClient(base string) *http.Client {
+	if !strings.HasPrefix(strings.ToLower(base), "https:") {
 		return &http.Client{}
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = &tls.Config{RootCAs: roots}
-	return &http.Client{Transport: tr}
+	return &http.Client{Transport: &lazyRoots{fallback: embeddedRoots}}
+}
+
+// lazyRoots is a transport that chooses its CA roots at its first request.
+type lazyRoots struct {
+	fallback func() *x509.CertPool
+	once     sync.Once
+	tr       *http.Transport
+}
+
+func (l *lazyRoots) RoundTrip(req *http.Request) (*http.Response, error) {
+	l.once.Do(func() {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		if !hasSystemRoots() {
+			tr.TLSClientConfig = &tls.Config{RootCAs: l.fallback()}
+		}
+		l.tr = tr
+	})
+	return l.tr.RoundTrip(req)
 }

@@ -1,0 +1,233 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// The streaming HTTP client the three wire formats share: one POST of a
+// JSON body, its status and headers recorded in the attempt's capture (the
+// retrier decides from them), and the response read as an event stream.
+
+// checkBase validates a base URL and returns it without trailing slashes.
+func checkBase(provider, base, def, example string) (string, *url.URL, error) {
+	base = strings.TrimRight(base, "/")
+	given := base
+	if base == "" {
+		base = def
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", nil, fmt.Errorf("provider %s: base URL %q is not an http(s) URL; set it like %s", provider, given, example)
+	}
+	return base, u, nil
+}
+
+// send posts body to target with header and returns the response's event
+// stream, to be closed by the caller. c records the request, the status and
+// headers, an error body's excerpt and the first bytes of a successful one.
+func (c *capture) send(ctx context.Context, hc *http.Client, target string, header http.Header, body []byte) (*sseReader, io.Closer, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "nodwyn")
+	}
+	c.sent = true
+	c.method = req.Method
+	u := *req.URL
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	c.url = u.String()
+	if c.idle > 0 && c.stall != nil {
+		c.timer = time.AfterFunc(c.idle, c.stall)
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, nil, fmt.Errorf("connection failed: %w", err)
+	}
+	c.data()
+	c.status = res.StatusCode
+	c.header = res.Header
+	if res.StatusCode >= 400 {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+		_ = res.Body.Close()
+		c.body = excerpt(string(b), 400)
+		return nil, nil, fmt.Errorf("%d %s", res.StatusCode, http.StatusText(res.StatusCode))
+	}
+	hb := &headBody{ReadCloser: res.Body, c: c}
+	return newSSEReader(hb), res.Body, nil
+}
+
+// eventFunc handles one event of a reply; done says the reply is complete.
+type eventFunc func(ev sseEvent) (done bool, err error)
+
+// readEvents reads the stream until fn says the reply is done, fn fails or
+// the stream ends. It returns how many events there were; a stream that
+// ended before the reply did is left to the caller (done false, err nil),
+// which knows what it lacks. A read error is a cut stream.
+func (c *capture) readEvents(sr *sseReader, fn eventFunc) (n int, done bool, err error) {
+	for {
+		ev, err := sr.next()
+		if err == io.EOF {
+			return n, false, nil
+		}
+		if errors.Is(err, errSSETooLong) {
+			c.final = true
+			return n, false, err
+		}
+		if err != nil {
+			return n, false, fmt.Errorf("%w: %w", errStreamCut, err)
+		}
+		n++
+		done, err := fn(ev)
+		if err != nil || done {
+			return n, done, err
+		}
+	}
+}
+
+// decodeEvent decodes an event's JSON data into v. An event the stream
+// ended in (no blank line after it) that does not decode is a cut stream.
+func decodeEvent(ev sseEvent, v any) error {
+	if err := json.Unmarshal([]byte(ev.Data), v); err != nil {
+		if ev.atEOF {
+			return fmt.Errorf("%w: the stream ended inside an event", errStreamCut)
+		}
+		return fmt.Errorf("malformed event in the stream: %w: %s", err, excerpt(ev.Data, 200))
+	}
+	return nil
+}
+
+// midStream is the error of an error event in a 200 stream; raw is the
+// error as the server sent it. It is retried, unless the server says the
+// request itself is wrong (asking again would get the same).
+func (c *capture) midStream(raw string) error {
+	low := strings.ToLower(raw)
+	for _, s := range []string{"invalid_request_error", "context_length_exceeded", "invalid_prompt"} {
+		if strings.Contains(low, s) {
+			c.final = true
+		}
+	}
+	return fmt.Errorf("the server sent an error mid-stream: %s", excerpt(raw, 400))
+}
+
+// ErrOutputLimit is wrapped by the error of a reply that hit its output
+// token limit in the middle of a tool call (finish_reason "length",
+// stop_reason "max_tokens", or a Responses reply incomplete for
+// max_output_tokens): the call's arguments are cut off, so the reply is of
+// no use, and asking again would get the same. The error names the limit
+// and how to raise it. A reply that hits the limit in its text is no error:
+// it comes back with its StopReason.
+var ErrOutputLimit = errors.New("the reply hit its output token limit")
+
+// outputLimit is the final error of a reply cut by its token limit in a
+// call to tool; field and limit are what the request sent (limit 0: none).
+func (c *capture) outputLimit(field string, limit int, tool string) error {
+	c.final = true
+	if limit > 0 {
+		c.hint = fmt.Sprintf("raise the output token limit (%s) or ask for the work in smaller pieces", field)
+		return fmt.Errorf("%w (%s = %d) in the middle of a call to %s, whose arguments are cut off", ErrOutputLimit, field, limit, tool)
+	}
+	c.hint = fmt.Sprintf("raise the server's default output limit, send a larger %s, or ask for the work in smaller pieces", field)
+	return fmt.Errorf("%w (none was sent, so the server's default applies) in the middle of a call to %s, whose arguments are cut off", ErrOutputLimit, tool)
+}
+
+// cutArgs reports whether a tool call's arguments are no complete JSON
+// value, as they are when a token limit cut them.
+func cutArgs(args string) bool {
+	return strings.TrimSpace(args) == "" || !json.Valid([]byte(args))
+}
+
+// toolResultText is a tool message's content for a provider with no error
+// flag (and never empty, which some servers refuse).
+func toolResultText(msg Message) string {
+	s := msg.Content
+	if msg.IsError && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(s)), "error") {
+		s = "Error: " + s
+	}
+	if strings.TrimSpace(s) == "" {
+		s = "(no output)"
+	}
+	return s
+}
+
+func schemaOrEmpty(s map[string]any) map[string]any {
+	if s == nil {
+		return map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	return s
+}
+
+// argsOrEmpty is a tool call's arguments as sent back in the history: as
+// the model wrote them, or {} when it wrote nothing.
+func argsOrEmpty(args string) string {
+	if strings.TrimSpace(args) == "" {
+		return "{}"
+	}
+	return args
+}
+
+// opaque is a provider's item as Reply.Reasoning keeps it: compact JSON
+// with <, > and & escaped as encoding/json writes them, so that the JSON
+// round trip of a saved session gives it back byte for byte. The value is
+// the one the provider sent.
+func opaque(raw []byte) json.RawMessage {
+	var c bytes.Buffer
+	if err := json.Compact(&c, raw); err != nil {
+		return append(json.RawMessage(nil), raw...)
+	}
+	var e bytes.Buffer
+	json.HTMLEscape(&e, c.Bytes())
+	return e.Bytes()
+}
+
+// reasoningOf returns the items of msg.Reasoning whose "type" is one of
+// types, unchanged.
+func reasoningOf(msg Message, types ...string) []json.RawMessage {
+	var out []json.RawMessage
+	for _, item := range msg.Reasoning {
+		var head struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(item, &head) != nil {
+			continue
+		}
+		for _, t := range types {
+			if head.Type == t {
+				out = append(out, item)
+			}
+		}
+	}
+	return out
+}
+
+// encodeBody encodes a request body (HTML characters unescaped, as the
+// model wrote them). It fails only for a tool schema holding what JSON
+// cannot say, a local error the caller reports without sending.
+func encodeBody(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("cannot encode the request: %w", err)
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
