@@ -39,8 +39,9 @@ var allowedImports = map[string][]string{
 	// The guard knows tools only as data (guard.Options.Tools) and reads the
 	// file system through fsview: it never imports prim, scheme or session.
 	"internal/guard": {"mvdan.cc/sh/v3/*", mod + "/internal/fsview"},
-	// The providers' wire layer (the SDKs until nodwyn's own replaces them).
-	"internal/provider": {"github.com/openai/openai-go/*", "github.com/anthropics/anthropic-sdk-go/*", "golang.org/x/crypto/*"},
+	// The providers' wire layer: nodwyn's own on net/http, no SDK; x/crypto
+	// only for the CA roots a static binary embeds.
+	"internal/provider": {"golang.org/x/crypto/*"},
 	// The session joins the interpreter and the domain packages; it is the
 	// only package that imports scheme (see TestOnlySessionImportsScheme).
 	"internal/session": {mod, mod + "/scheme", mod + "/internal/config", mod + "/internal/fsview", mod + "/internal/guard", mod + "/internal/journal",
