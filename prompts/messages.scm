@@ -67,3 +67,8 @@ When that is done, reply with a short summary and no tool call.")
 ;; what the JSON reader said.
 (define (bad-arguments-message tool problem)
   (string-append "arguments for " tool " are not valid JSON (" problem "); send one JSON object"))
+
+;; Added to the conversation when the person interrupts a turn in the
+;; console (nodwyn chat, Ctrl-C), after the interrupted calls are answered:
+;; the next message comes after it.
+(define person-interrupted-message "[the person interrupted you]")

@@ -70,3 +70,11 @@
             (if stop
                 (finish! 'no-progress stop)
                 (loop)))))))
+
+;; The console (nodwyn chat) calls (continue-session text) for each message
+;; the person types after the first, on the same conversation: the
+;; profile's run procedure adds it and runs the loop, as (run-session text)
+;; does for a resumed run. A profile whose run does something only once a
+;; session redefines this.
+(define (continue-session text)
+  (run-session text))

@@ -72,6 +72,11 @@ type Options struct {
 	// with a decline goes to the model with it ("no, use the test database
 	// instead"): the daemon's clients answer this way.
 	ConfirmNote func(ctx context.Context, req guard.Request, d guard.Decision) (yes, always bool, note string)
+	// Steer, when set, is asked before each request to the model for the
+	// messages the person typed while the model worked (nodwyn chat); each
+	// is added to the conversation as a user message, with a note
+	// (console.go).
+	Steer func() []string
 	// Stdout receives what Scheme code displays (default io.Discard).
 	Stdout io.Writer
 	// Dry binds the procedures without a model (for `nodwyn scheme`). A
@@ -187,6 +192,8 @@ type Session struct {
 
 	pendingCalls []provider.ToolCall // the last reply's calls not yet run: their ids go on the tool events
 	emitted      bool                // an event has gone out (the first carries the schema version)
+
+	console consoleState // a console session's (nodwyn chat; console.go)
 }
 
 // New makes a session: the scratch directory, the guard, the tools, the log

@@ -54,6 +54,7 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 	if s.opts.Model == nil {
 		return nil, scheme.Errorf("model-turn: no model in this session (nodwyn scheme runs without one)")
 	}
+	s.steer() // what the person typed while the model worked (console.go)
 	pairs, ok := scheme.ListToSlice(toolList)
 	if !ok {
 		return nil, scheme.WrongType("model-turn", "a list of (name . description) pairs", toolList)
