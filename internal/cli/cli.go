@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/alecthomas/kong"
+	"golang.org/x/term"
 )
 
 // Exit codes, documented in `nodwyn run --help`.
@@ -26,6 +28,7 @@ var Version = "dev"
 // CLI is the whole command line.
 type CLI struct {
 	Run      RunCmd      `cmd:"" help:"Run the agent on a task in a folder."`
+	Chat     ChatCmd     `cmd:"" help:"The console: an interactive session, one message after another (also 'nodwyn' alone at a terminal)."`
 	Scheme   SchemeCmd   `cmd:"" help:"A Scheme REPL (or run a file) with nodwyn's procedures bound against a dry session with no model."`
 	Guard    GuardCmd    `cmd:"" help:"Show the guard's decision on a command line or a path, without running anything."`
 	Trust    TrustCmd    `cmd:"" help:"Trust a project's .nodwyn/ files (config.toml, init.scm) so runs load them; --list, --revoke."`
@@ -78,7 +81,9 @@ Try it with no key (the scripted model; see docs/script-provider.md):
 
 With a real model:
 
-    OPENAI_API_KEY=… nodwyn run --provider openai --model gpt-4.1 "task"`
+    OPENAI_API_KEY=… nodwyn run --provider openai --model gpt-4.1 "task"
+
+At a terminal, nodwyn with no command is the console ('nodwyn chat --help').`
 
 // Main runs the command line and returns the process's exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -97,6 +102,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	if err != nil {
 		fmt.Fprintf(stderr, "nodwyn: %v\n", err)
 		return ExitUsage
+	}
+	if len(args) == 0 && isTerminal(stdin) { // nodwyn alone at a terminal: the console
+		args = []string{"chat"}
 	}
 	kctx, err := parser.Parse(args)
 	if exitCode >= 0 { // --help
@@ -122,6 +130,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	}
 	fmt.Fprintf(stderr, "nodwyn: %v\n", err)
 	return ExitFailed
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func commandPath(k *kong.Context) string {

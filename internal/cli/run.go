@@ -311,6 +311,11 @@ type runHooks struct {
 	trustAsk func(*trust.Store, *trust.Project) bool                                   // asks about an untrusted project (nil: nobody can)
 	sinks    []func(store.Event)                                                       // more places the events go
 	started  func(*session.Session)                                                    // told once the session exists
+
+	// nodwyn chat (chat.go): console runs the session in place of Run,
+	// one turn for each message the person types; steer is Options.Steer.
+	console func(context.Context, *session.Session, *renderer) session.Outcome
+	steer   func() []string
 }
 
 // execute is nodwyn run from its flags to the outcome. An error is one
@@ -353,7 +358,7 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 	if err != nil {
 		return none, err
 	}
-	if task == "" && r.Resume == "" {
+	if task == "" && r.Resume == "" && h.console == nil {
 		return none, usageErr("no task given: write it as arguments, '-' to read standard input, or --instruction-file FILE")
 	}
 
@@ -421,6 +426,7 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 		ConfigSeam: cfg.Sandbox, ConfigSeamFrom: cfg.Origin["sandbox.mode"], ConfigNotes: cfg.Notes,
 		Contract: contract, ContractGiven: contractGiven, ContractTrusted: pt.trusted,
 		NoKernelFloor: r.NoKernelFloor,
+		Steer:         h.steer,
 	}
 	if !o.unattended && !o.noConfirm {
 		if h.terminal {
@@ -449,7 +455,12 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 		h.started(s)
 	}
 	rend.start(s.ID)
-	out := s.Run(ctx)
+	var out session.Outcome
+	if h.console != nil {
+		out = h.console(ctx, s, rend)
+	} else {
+		out = s.Run(ctx)
+	}
 	rend.finish(out)
 	return out, nil
 }
