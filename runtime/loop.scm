@@ -59,6 +59,7 @@
   (add-message! 'user instruction)
   (begin-turn!)
   (let loop ()
+    (maybe-compact!)
     (let* ((reply (model-turn (system-prompt) (tool-specs)))
            (calls (reply-tool-calls reply)))
       (if (null? calls)

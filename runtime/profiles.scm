@@ -23,6 +23,10 @@
 ;;;                     is the person's: (contract-trusted?)) and a failure
 ;;;                     goes back to the model (runtime/finish.scm);
 ;;;                     the full profile's choice.
+;;;   compact           #f: never compact the conversation (runtime/compact.scm)
+;;;   compact-threshold the fraction of the window (less the room kept for
+;;;                     the reply) past which the conversation is compacted
+;;;   compact-keep      how many of the last messages compaction keeps whole
 ;;;
 ;;; (define-profile 'name settings) registers one; the run picks one by
 ;;; --profile, NODWYN_PROFILE, [loop] profile in config.toml, or else
@@ -40,7 +44,8 @@
   (list (cons 'system-prompt 'procedure) (cons 'tool-description 'procedure)
         (cons 'run 'procedure) (cons 'turn-end 'procedure)
         (cons 'fold-limit 'positive-integer) (cons 'leave-running 'any)
-        (cons 'sandbox 'any) (cons 'finish-self-check 'any)))
+        (cons 'sandbox 'any) (cons 'finish-self-check 'any)
+        (cons 'compact 'any) (cons 'compact-threshold 'any) (cons 'compact-keep 'positive-integer)))
 
 (define (define-profile-key! key doc)
   (unless (symbol? key)

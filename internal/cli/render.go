@@ -40,6 +40,8 @@ type renderer struct {
 	modelData atomic.Int64 // unix ns of the model's last data (waiting.go)
 
 	call string // the tool call running: "shell-exec: sh test.sh" (callText)
+
+	usage map[string]any // the run.end event's totals, for the finish line
 }
 
 // close stops the ticker; safe to call more than once.
@@ -158,6 +160,8 @@ func (r *renderer) event(ev store.Event) {
 			where = fmt.Sprintf("not in the journal: %v", e)
 		}
 		r.line("[%s] evidence (%v): %s [%s]", r.elapsed(), d["tool"], oneLine(fmt.Sprint(d["summary"]), 120), where)
+	case "run.end":
+		r.usage = d
 	case "judge":
 		r.line("[%s] judge (%v): %v, %s", r.elapsed(), d["model"], d["answer"], oneLine(fmt.Sprint(d["reason"]), 160))
 	case "note":
@@ -174,7 +178,51 @@ func (r *renderer) finish(out session.Outcome) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.line("nodwyn: %s after %s (session %s; 'nodwyn log %s' shows it)", out.Status, r.elapsed(), r.session, r.session)
+	r.line("nodwyn: %s after %s%s (session %s; 'nodwyn log %s' shows it)", out.Status, r.elapsed(), usageText(r.usage), r.session, r.session)
+}
+
+// usageText is a run's totals as the finish line says them:
+// " · 41k tokens in (30k cached) · 3k out · $0.07"; "" with no request.
+func usageText(d map[string]any) string {
+	in, _ := number(d["input_tokens"])
+	out, _ := number(d["output_tokens"])
+	if in == 0 && out == 0 {
+		return ""
+	}
+	t := " · " + tokens(int(in)) + " tokens in"
+	if c, _ := number(d["cached_tokens"]); c > 0 {
+		t += " (" + tokens(int(c)) + " cached)"
+	}
+	t += " · " + tokens(int(out)) + " out"
+	if c, ok := number(d["cost_usd"]); ok {
+		t += fmt.Sprintf(" · $%.2f", c)
+	}
+	return t
+}
+
+// number reads a count an event carries: an int in process, a float64
+// once it has come through JSON (the daemon's events).
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// tokens is a count as people read it: 812, 41k, 1.2M.
+func tokens(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%dk", (n+500)/1000)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
 }
 
 // callText is a tool call on one line: its name and what it acts on, the

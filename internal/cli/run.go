@@ -418,6 +418,7 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 		MaxToolCalls: maxCalls, Timeout: timeout,
 		InitSteps: int64(cfg.Limits.InitSteps), InitMemory: int64(cfg.Limits.InitMemoryMB) << 20,
 		Model: model, ModelName: pc.Model, Provider: pc.Provider,
+		ContextWindow: cfg.Provider.ContextWindow, Prices: cfg.Provider.Prices,
 		Dirs: dirs, Store: st, ResumeID: resumeID, ProjectScheme: pt.scheme,
 		Secrets: secretsOf(pc.APIKey),
 		Sinks:   sinks,

@@ -38,8 +38,10 @@ type atifObservation struct {
 }
 
 type atifMetrics struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens     int      `json:"prompt_tokens"`
+	CompletionTokens int      `json:"completion_tokens"`
+	CachedTokens     int      `json:"cached_tokens"`
+	CostUSD          *float64 `json:"cost_usd,omitempty"`
 }
 
 type atifStep struct {
@@ -55,6 +57,8 @@ type atifStep struct {
 type atifFinal struct {
 	TotalPromptTokens     int            `json:"total_prompt_tokens"`
 	TotalCompletionTokens int            `json:"total_completion_tokens"`
+	TotalCachedTokens     int            `json:"total_cached_tokens"`
+	TotalCostUSD          *float64       `json:"total_cost_usd,omitempty"`
 	TotalSteps            int            `json:"total_steps"`
 	Extra                 map[string]any `json:"extra,omitempty"`
 }
@@ -124,9 +128,19 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 		tw.add(atifStep{Timestamp: ts, Source: "user", Message: text})
 	case "model.reply":
 		text, _ := d["text"].(string)
-		in, _ := d["input_tokens"].(int)
-		out, _ := d["output_tokens"].(int)
-		st := atifStep{Timestamp: ts, Source: "agent", Message: text, Metrics: &atifMetrics{PromptTokens: in, CompletionTokens: out}}
+		in, _ := number(d["input_tokens"])
+		out, _ := number(d["output_tokens"])
+		cached, _ := number(d["cached_tokens"])
+		m := &atifMetrics{PromptTokens: int(in), CompletionTokens: int(out), CachedTokens: int(cached)}
+		if c, ok := number(d["cost_usd"]); ok {
+			m.CostUSD = &c
+			total := c
+			if tw.t.FinalMetrics.TotalCostUSD != nil {
+				total += *tw.t.FinalMetrics.TotalCostUSD
+			}
+			tw.t.FinalMetrics.TotalCostUSD = &total
+		}
+		st := atifStep{Timestamp: ts, Source: "agent", Message: text, Metrics: m}
 		tw.pending = tw.pending[:0]
 		if calls, ok := d["tool_calls"].([]map[string]any); ok {
 			for _, c := range calls {
@@ -140,8 +154,9 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 				tw.pending = append(tw.pending, id)
 			}
 		}
-		tw.t.FinalMetrics.TotalPromptTokens += in
-		tw.t.FinalMetrics.TotalCompletionTokens += out
+		tw.t.FinalMetrics.TotalPromptTokens += int(in)
+		tw.t.FinalMetrics.TotalCompletionTokens += int(out)
+		tw.t.FinalMetrics.TotalCachedTokens += int(cached)
 		tw.add(st)
 	case "tool.result":
 		out, _ := d["output"].(string)
@@ -173,6 +188,17 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 	case "run.end":
 		status, _ := d["status"].(string)
 		tw.t.FinalMetrics.Extra = map[string]any{"status": status}
+		// The run's totals count every request, the judge's and the
+		// summaries' too, which are no steps of their own.
+		if in, ok := number(d["input_tokens"]); ok {
+			tw.t.FinalMetrics.TotalPromptTokens = int(in)
+			out, _ := number(d["output_tokens"])
+			cached, _ := number(d["cached_tokens"])
+			tw.t.FinalMetrics.TotalCompletionTokens, tw.t.FinalMetrics.TotalCachedTokens = int(out), int(cached)
+		}
+		if c, ok := number(d["cost_usd"]); ok {
+			tw.t.FinalMetrics.TotalCostUSD = &c
+		}
 		tw.flush()
 		return
 	default:

@@ -63,6 +63,22 @@ type Provider struct {
 	// data). A timed-out request is retried like a failed one.
 	RequestTimeout Duration `toml:"request_timeout"`
 	IdleTimeout    Duration `toml:"idle_timeout"`
+	// ContextWindow is the model's context window in tokens (0: nodwyn's
+	// table of well-known models, else a default); compaction keeps each
+	// request within it.
+	ContextWindow int `toml:"context_window"`
+	// Prices are the model's prices in US dollars per million tokens, for
+	// the cost a run reports (unset: nodwyn's dated table of a few
+	// well-known models, else no cost).
+	Prices Prices `toml:"prices"`
+}
+
+// Prices are [provider.prices]: dollars per million tokens.
+type Prices struct {
+	Input       float64 `toml:"input"`        // uncached input
+	CachedInput float64 `toml:"cached_input"` // input read from the prompt cache
+	CacheWrite  float64 `toml:"cache_write"`  // input written to the cache (Anthropic); 0: as input
+	Output      float64 `toml:"output"`       // output, reasoning included
 }
 
 // Loop chooses the Scheme loop: [loop] in config.toml.
@@ -419,6 +435,16 @@ func checkType(l leaf, v any) error {
 	case l.typ.Kind() == reflect.Bool:
 		_, ok = v.(bool)
 		want = "true or false"
+	case l.typ.Kind() == reflect.Float64:
+		switch n := v.(type) {
+		case int64:
+			ok = n >= 0
+		case float64:
+			ok = n >= 0
+		default:
+			ok = false
+		}
+		want = "a number, 0 or more"
 	}
 	if !ok {
 		return fmt.Errorf("value %s: want %s", shortValue(v), want)

@@ -235,12 +235,47 @@ func (s *Session) bind() {
 		return scheme.Void, nil
 	})
 
-	reg("model-turn", 2, 2, "(model-turn system tools) sends the conversation to the model with the system prompt and tools, a list of (name . description); returns the reply as an alist ((text . t) (tool-calls . calls)).",
+	reg("model-turn", 2, 3, "(model-turn system tools [options]) sends the conversation to the model with the system prompt and tools, a list of (name . description) ('() for none); options is an alist of (max-tokens . n) (model . name). Returns the reply as an alist ((text . t) (tool-calls . calls)). On the provider's context-overflow error, (compact-on-overflow!) is called and the request sent once more.",
 		func(args []scheme.Value) (scheme.Value, error) {
 			if err := s.notInChecker("model-turn"); err != nil {
 				return nil, err
 			}
-			return s.modelTurn(args[0], args[1])
+			var opts scheme.Value = scheme.Nil
+			if len(args) > 2 {
+				opts = args[2]
+			}
+			return s.modelTurn(args[0], args[1], opts)
+		})
+
+	reg("model-ask", 2, 3, "(model-ask system text [options]) sends one request of its own, with no tools, whose only message is text, and returns the reply's text; the conversation is not changed (a summary, a side question). options as model-turn's.",
+		func(args []scheme.Value) (scheme.Value, error) {
+			if err := s.notInChecker("model-ask"); err != nil {
+				return nil, err
+			}
+			var opts scheme.Value = scheme.Nil
+			if len(args) > 2 {
+				opts = args[2]
+			}
+			return s.modelAsk(scheme.DisplayString(args[0]), scheme.DisplayString(args[1]), opts)
+		})
+
+	reg("context-tokens", 0, 0, "(context-tokens) is how many tokens the next request would send: the last request's prompt tokens as the provider reported them plus an estimate of what was added since, else an estimate of the whole conversation.",
+		func([]scheme.Value) (scheme.Value, error) { return s.contextTokens(), nil })
+
+	reg("context-window", 0, 0, "(context-window) is the model's context window in tokens: [provider] context_window, else nodwyn's table of well-known models, else 128000.",
+		func([]scheme.Value) (scheme.Value, error) { return s.contextWindow(), nil })
+
+	reg("replace-messages!", 3, 3, "(replace-messages! from to summary) replaces the messages [from, to) of the conversation (0-based, as (messages) lists them) with one user message, summary, keeping tool calls and their results together (a range that would split them is an error). The log keeps the whole history; the saved state what the model now sees. Returns ((before . tokens) (after . tokens)).",
+		func(args []scheme.Value) (scheme.Value, error) {
+			if err := s.notInChecker("replace-messages!"); err != nil {
+				return nil, err
+			}
+			from, ok1 := args[0].(int)
+			to, ok2 := args[1].(int)
+			if !ok1 || !ok2 {
+				return nil, scheme.Errorf("replace-messages!: from and to must be whole numbers, not %s and %s", scheme.WriteString(args[0]), scheme.WriteString(args[1]))
+			}
+			return s.replaceMessages(from, to, scheme.DisplayString(args[2]))
 		})
 
 	reg("call-tool", 2, 2, "(call-tool name args) judges the call with the guard and runs it if allowed; args is a JSON string or an alist. Returns ((output . text) (error . bool) (decision . d) (checker . c) (exit . n)).",

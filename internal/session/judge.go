@@ -72,6 +72,7 @@ func (s *Session) judge(ctx context.Context, id string, req guard.Request, d gua
 		return done(false, fmt.Sprintf("the judge could not be asked: %v", err), provider.Usage{})
 	}
 	s.usage = s.usage.Add(reply.Usage)
+	s.requests++
 	answer, why, ok := readVerdict(reply.Text)
 	if !ok {
 		return done(false, fmt.Sprintf("the judge answered neither yes nor no: %q", capText(reply.Text, 200)), reply.Usage)

@@ -56,6 +56,11 @@ type Options struct {
 	ModelName string // passed in requests
 	Provider  string // for the saved state
 	MaxTokens int
+	// ContextWindow is [provider] context_window (0: the table of
+	// well-known models, else DefaultContextWindow); Prices are
+	// [provider.prices] (zero: the table's, else no cost is said).
+	ContextWindow int
+	Prices        config.Prices
 
 	Dirs     config.Dirs
 	Store    *store.Store
@@ -178,6 +183,10 @@ type Session struct {
 	profile         string             // (current-profile-name), asked once New has loaded the init chain
 	leaveRunning    bool               // the profile's leave-running setting, asked then too
 	checking        int                // > 0 while a project checker runs
+	requests        int                // model requests sent (the judge's and summaries' too)
+	lastPrompt      int                // the last reply's input tokens, as reported (0: none yet, or compacted since)
+	lastOutput      int                // and its output tokens
+	msgsAtRequest   int                // len(messages) when the last request was sent
 	instructions    *[]instructionFile // (instruction-files), read at the first call
 	instructionsMax int64
 	savedMessages   int // len(messages) at the last saveState
@@ -614,11 +623,10 @@ func (s *Session) Run(ctx context.Context) Outcome {
 		_, err = s.interp.CallByName(ctx, "run-session", scheme.NewString(instruction))
 	}
 	out := s.outcomeOf(ctx, err)
-	s.emit("run.end", map[string]any{
+	s.emit("run.end", s.usageData(s.usage, map[string]any{
 		"status": out.Status, "text": s.redact(out.Text), "tool_call_count": s.toolCalls,
-		"input_tokens": s.usage.InputTokens, "output_tokens": s.usage.OutputTokens,
-		"elapsed_ms": time.Since(s.started).Milliseconds(),
-	})
+		"requests": s.requests, "elapsed_ms": time.Since(s.started).Milliseconds(),
+	}))
 	s.saveState(out.Status, profile)
 	if s.storeErr != nil && out.Status != "failed" {
 		out = Outcome{Status: "failed", Text: s.storeErr.Error(), Err: s.storeErr}
@@ -733,7 +741,7 @@ func (s *Session) saveState(status, profile string) {
 	st.Updated, st.Status = time.Now(), status
 	st.Messages, st.ToolCalls = msgs, s.toolCalls
 	s.savedMessages = len(s.messages)
-	st.Usage = map[string]int{"input_tokens": s.usage.InputTokens, "output_tokens": s.usage.OutputTokens}
+	st.Usage = map[string]int{"input_tokens": s.usage.TotalInput(), "cached_tokens": s.usage.CacheReadTokens, "output_tokens": s.usage.OutputTokens}
 	if err := s.opts.Store.SaveState(st); err != nil {
 		s.storageFailed(fmt.Errorf("saving the session: %w", err))
 	}

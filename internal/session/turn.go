@@ -46,7 +46,7 @@ func guardTools() []guard.ToolParam {
 }
 
 // modelTurn sends one request and returns the reply to Scheme.
-func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error) {
+func (s *Session) modelTurn(system, toolList scheme.Value, options scheme.Value) (scheme.Value, error) {
 	ctx := s.ctx()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -60,6 +60,9 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 		return nil, scheme.WrongType("model-turn", "a list of (name . description) pairs", toolList)
 	}
 	req := provider.Request{Model: s.opts.ModelName, System: scheme.DisplayString(system), MaxTokens: s.opts.MaxTokens}
+	if err := requestOptions("model-turn", options, &req); err != nil {
+		return nil, err
+	}
 	for _, p := range pairs {
 		pr, ok := p.(*scheme.Pair)
 		if !ok {
@@ -88,11 +91,24 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 	}
 	s.emit("model.request", reqData)
 	start := time.Now()
+	s.msgsAtRequest = len(s.messages)
 	reply, err := s.opts.Model.Stream(ctx, req, func(d provider.Delta) {
 		if d.ToolName != "" {
 			s.emit("model.delta", map[string]any{"tool": d.ToolName})
 		}
 	})
+	if err != nil && ctx.Err() == nil && contextOverflow(err) && s.compactOnOverflow(ctx, err) {
+		// The provider said the conversation is over its window and the
+		// profile's policy compacted it: the same request once more.
+		req.Messages = append([]provider.Message(nil), s.messages...)
+		s.emit("model.request", map[string]any{"messages": len(req.Messages), "tools": len(req.Tools), "retry": "context overflow"})
+		s.msgsAtRequest = len(s.messages)
+		reply, err = s.opts.Model.Stream(ctx, req, func(d provider.Delta) {
+			if d.ToolName != "" {
+				s.emit("model.delta", map[string]any{"tool": d.ToolName})
+			}
+		})
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -105,9 +121,9 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 		}
 		return nil, scheme.Errorf("model-turn: %w", err)
 	}
-	s.usage.InputTokens += reply.Usage.InputTokens
-	s.usage.OutputTokens += reply.Usage.OutputTokens
-	s.usage.CacheReadTokens += reply.Usage.CacheReadTokens
+	s.usage = s.usage.Add(reply.Usage)
+	s.requests++
+	s.lastPrompt, s.lastOutput = reply.Usage.TotalInput(), reply.Usage.OutputTokens
 
 	s.messages = append(s.messages, provider.Message{Role: provider.RoleAssistant, Content: reply.Text, ToolCalls: reply.ToolCalls})
 
@@ -122,11 +138,10 @@ func (s *Session) modelTurn(system, toolList scheme.Value) (scheme.Value, error)
 		logged = append(logged, s.loggedCall(tc))
 	}
 	s.pendingCalls = slices.Clone(reply.ToolCalls)
-	s.emit("model.reply", map[string]any{
+	s.emit("model.reply", s.usageData(reply.Usage, map[string]any{
 		"text": s.redact(reply.Text), "tool_calls": logged, "stop_reason": reply.StopReason,
-		"input_tokens": reply.Usage.InputTokens, "output_tokens": reply.Usage.OutputTokens,
 		"ms": time.Since(start).Milliseconds(),
-	})
+	}))
 	s.saveState("running", s.profileName())
 	return scheme.List(
 		scheme.Cons(scheme.Symbol("text"), scheme.NewString(reply.Text)),
