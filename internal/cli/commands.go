@@ -181,9 +181,9 @@ func (c *SessionsCmd) Run(e *env) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tUPDATED\tFOLDER\tTASK")
+	fmt.Fprintln(tw, "ID\tSTATUS\tUPDATED\tTOKENS\tFOLDER\tTASK")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Status, s.Updated.Local().Format("2006-01-02 15:04"), s.Folder, oneLine(s.Instruction, 50))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Status, s.Updated.Local().Format("2006-01-02 15:04"), sessionUsage(s.Usage), s.Folder, oneLine(s.Instruction, 50))
 	}
 	return tw.Flush()
 }
@@ -294,4 +294,18 @@ func ifPath(p string) string {
 		return ""
 	}
 	return " for " + p
+}
+
+// sessionUsage is a saved session's usage in a column: "41k tokens in · 3k out
+// · $0.07" ("-" before its first reply).
+func sessionUsage(u map[string]int) string {
+	d := map[string]any{"input_tokens": u["input_tokens"], "cached_tokens": u["cached_tokens"], "output_tokens": u["output_tokens"]}
+	if c, ok := u["cost_micro_usd"]; ok {
+		d["cost_usd"] = float64(c) / 1e6
+	}
+	t := strings.TrimPrefix(usageText(d), " · ")
+	if t == "" {
+		return "-"
+	}
+	return t
 }

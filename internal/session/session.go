@@ -236,6 +236,10 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		s.ID = st.ID
 		s.state = st
 		s.toolCalls = st.ToolCalls
+		// The session's usage goes on from what it had used.
+		cached := st.Usage["cached_tokens"]
+		s.usage = provider.Usage{InputTokens: max(0, st.Usage["input_tokens"]-cached), CacheReadTokens: cached,
+			CacheWriteTokens: st.Usage["cache_write_tokens"], OutputTokens: st.Usage["output_tokens"]}
 		dangling = ranResults(opts.Store.LogPath(st.ID)) // answered once prompts/ is loaded
 	} else if opts.Dry {
 		s.ID = "dry"
@@ -741,7 +745,11 @@ func (s *Session) saveState(status, profile string) {
 	st.Updated, st.Status = time.Now(), status
 	st.Messages, st.ToolCalls = msgs, s.toolCalls
 	s.savedMessages = len(s.messages)
-	st.Usage = map[string]int{"input_tokens": s.usage.TotalInput(), "cached_tokens": s.usage.CacheReadTokens, "output_tokens": s.usage.OutputTokens}
+	st.Usage = map[string]int{"input_tokens": s.usage.TotalInput(), "cached_tokens": s.usage.CacheReadTokens,
+		"cache_write_tokens": s.usage.CacheWriteTokens, "output_tokens": s.usage.OutputTokens}
+	if c, ok := s.cost(s.usage); ok {
+		st.Usage["cost_micro_usd"] = int(c * 1e6)
+	}
 	if err := s.opts.Store.SaveState(st); err != nil {
 		s.storageFailed(fmt.Errorf("saving the session: %w", err))
 	}
