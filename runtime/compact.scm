@@ -11,7 +11,8 @@
 ;;; provider still answers that a request is over its window, Go calls
 ;;; (compact-on-overflow! error) and sends the request once more.
 ;;;
-;;; A profile changes it with its settings: compact (#f: never),
+;;; A profile changes it with its settings: fold-old (#f: no folding of
+;;; older results first), compact (#f: never),
 ;;; compact-threshold (a fraction: 0.8), compact-keep (messages kept
 ;;; verbatim: 8); or a project redefines these procedures.
 
@@ -32,7 +33,36 @@
 (define (compact-needed?)
   (and (compact-enabled?) (> (context-tokens) (compact-limit))))
 
+;; Older tool results are folded first — their head kept, the rest left in
+;; the log — which needs no model call; a summary only when that is not
+;; enough. fold-old-keep: the last messages never folded; fold-old-chars:
+;; what is kept of an older result. The profile setting fold-old (#f: never).
+(define fold-old-keep 12)
+(define fold-old-chars 600)
+
+(define (fold-old-results!)
+  (let* ((msgs (messages))
+         (end (- (length msgs) fold-old-keep)))
+    (let loop ((i 1) (ms (if (null? msgs) '() (cdr msgs))) (folded 0))
+      (if (or (null? ms) (>= i end))
+          (begin
+            (if (> folded 0)
+                (log-note (string-append "compaction: folded " (number->string folded)
+                                         " older tool results to their first " (number->string fold-old-chars) " characters")))
+            folded)
+          (let* ((m (car ms)) (text (alist-ref m 'text "")))
+            (if (and (eq? (alist-ref m 'role) 'tool)
+                     (> (string-length text) (* 2 fold-old-chars))
+                     (fold-message! i (string-append (substring text 0 fold-old-chars)
+                                                     "\n[… older result folded: "
+                                                     (number->string (- (string-length text) fold-old-chars))
+                                                     " more characters; run the call again if you need them]")))
+                (loop (+ i 1) (cdr ms) (+ folded 1))
+                (loop (+ i 1) (cdr ms) folded)))))))
+
 (define (maybe-compact!)
+  (when (and (compact-needed?) (profile-ref 'fold-old #t))
+    (fold-old-results!))
   (if (compact-needed?) (compact-now!) #f))
 
 ;; The end of the range to summarize: keep the last compact-keep messages,

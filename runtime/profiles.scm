@@ -24,6 +24,8 @@
 ;;;                     goes back to the model (runtime/finish.scm);
 ;;;                     the full profile's choice.
 ;;;   compact           #f: never compact the conversation (runtime/compact.scm)
+;;;   fold-old          #f: when over the threshold, summarize at once rather
+;;;                     than first folding older tool results to their heads
 ;;;   compact-threshold the fraction of the window (less the room kept for
 ;;;                     the reply) past which the conversation is compacted
 ;;;   compact-keep      how many of the last messages compaction keeps whole
@@ -45,7 +47,7 @@
         (cons 'run 'procedure) (cons 'turn-end 'procedure)
         (cons 'fold-limit 'positive-integer) (cons 'leave-running 'any)
         (cons 'sandbox 'any) (cons 'finish-self-check 'any)
-        (cons 'compact 'any) (cons 'compact-threshold 'any) (cons 'compact-keep 'positive-integer)))
+        (cons 'compact 'any) (cons 'fold-old 'any) (cons 'compact-threshold 'any) (cons 'compact-keep 'positive-integer)))
 
 (define (define-profile-key! key doc)
   (unless (symbol? key)

@@ -171,7 +171,7 @@ func TestCompactionKeepsALongRunInItsWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, compactions := 0, 0
+	results, compactions, folds := 0, 0, 0
 	for _, ev := range events {
 		switch ev.Type {
 		case "run.end":
@@ -186,14 +186,18 @@ func TestCompactionKeepsALongRunInItsWindow(t *testing.T) {
 			}
 		case "note":
 			if text, _ := ev.Data["text"].(string); strings.HasPrefix(text, "compaction:") {
-				compactions++
+				if strings.Contains(text, "replaced by a summary") {
+					compactions++
+				} else if strings.Contains(text, "folded") {
+					folds++
+				}
 			}
 		}
 	}
-	if results != calls || compactions == 0 {
-		t.Errorf("the log holds %d results of %d and %d compaction notes", results, calls, compactions)
+	if results != calls || compactions == 0 || folds == 0 {
+		t.Errorf("the log holds %d results of %d, %d summaries and %d folds", results, calls, compactions, folds)
 	}
-	t.Logf("%d requests accepted, the largest %d tokens; %d compactions", ws.accepted, ws.maxTokens, compactions)
+	t.Logf("%d requests accepted, the largest %d tokens; %d summaries, %d folds of older results", ws.accepted, ws.maxTokens, compactions, folds)
 	b, err := os.ReadFile(traj)
 	if err != nil {
 		t.Fatal(err)

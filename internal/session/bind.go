@@ -265,6 +265,27 @@ func (s *Session) bind() {
 	reg("context-window", 0, 0, "(context-window) is the model's context window in tokens: [provider] context_window, else nodwyn's table of well-known models, else 128000.",
 		func([]scheme.Value) (scheme.Value, error) { return s.contextWindow(), nil })
 
+	reg("fold-message!", 2, 2, "(fold-message! index text) replaces the text of the tool result at index (0-based, as (messages) lists them) with a shorter text: an older result folded. Only tool results can be folded; the log keeps the whole result.",
+		func(args []scheme.Value) (scheme.Value, error) {
+			if err := s.notInChecker("fold-message!"); err != nil {
+				return nil, err
+			}
+			i, ok := args[0].(int)
+			if !ok || i < 0 || i >= len(s.messages) {
+				return nil, scheme.Errorf("fold-message!: %s is not the index of a message (0 to %d)", scheme.WriteString(args[0]), len(s.messages)-1)
+			}
+			if s.messages[i].Role != "tool" {
+				return nil, scheme.Errorf("fold-message!: message %d is a %s message; only tool results are folded", i, s.messages[i].Role)
+			}
+			text := scheme.DisplayString(args[1])
+			if len(text) >= len(s.messages[i].Content) {
+				return false, nil // nothing gained
+			}
+			s.messages[i].Content = text
+			s.lastPrompt = 0 // the last report no longer describes what will be sent
+			return true, nil
+		})
+
 	reg("replace-messages!", 3, 3, "(replace-messages! from to summary) replaces the messages [from, to) of the conversation (0-based, as (messages) lists them) with one user message, summary, keeping tool calls and their results together (a range that would split them is an error). The log keeps the whole history; the saved state what the model now sees. Returns ((before . tokens) (after . tokens)).",
 		func(args []scheme.Value) (scheme.Value, error) {
 			if err := s.notInChecker("replace-messages!"); err != nil {
