@@ -8,8 +8,13 @@ export CGO_ENABLED ?= 0
 
 all: build
 
+# The version nodwyn reports (nodwyn version, the trajectory's agent.version):
+# git describe of the checkout, else "dev".
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X github.com/nodwyn/nodwyn/internal/cli.Version=$(VERSION)
+
 build:
-	$(GO) build -trimpath -o $(BIN)/nodwyn ./cmd/nodwyn
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/nodwyn ./cmd/nodwyn
 
 # The tests run with the race detector (it needs cgo, so a C compiler).
 test:
