@@ -330,7 +330,7 @@ func (r *RunCmd) daemonParams(task string) map[string]any {
 	params := map[string]any{"instruction": task, "profile": r.Profile, "sandbox": r.Sandbox, "yolo": r.Yolo,
 		"unattended": r.Unattended, "no_confirm": r.NoConfirm, "max_tool_calls": r.MaxToolCalls,
 		"provider": r.Provider, "model": r.Model, "base_url": r.BaseURL, "script": abs(r.Script),
-		"trajectory": abs(r.Trajectory), "trust_project": r.TrustProject, "no_kernel_floor": r.NoKernelFloor, "judge": r.Judge.On, "judge_model": r.Judge.Model, "no_keychain": r.NoKeychain}
+		"trajectory": abs(r.Trajectory), "trust_project": r.TrustProject, "no_kernel_floor": r.NoKernelFloor, "judge": r.Judge.On, "judge_model": r.Judge.Model, "no_keychain": r.NoKeychain, "reasoning": r.Reasoning}
 	for k, d := range map[string]time.Duration{"timeout": r.Timeout, "request_timeout": r.RequestTimeout, "idle_timeout": r.IdleTimeout} {
 		if d > 0 {
 			params[k] = d.String()

@@ -373,15 +373,16 @@ type startParams struct {
 	Judge          bool   `json:"judge"`
 	JudgeModel     string `json:"judge_model"`
 	NoKeychain     bool   `json:"no_keychain"`
+	Reasoning      string `json:"reasoning"`
 	// run.resume's
 	ID string `json:"id"`
 }
 
 var startKnown = []string{"folder", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
-	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "contract", "trust_project", "no_kernel_floor", "judge", "judge_model", "no_keychain"}
+	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "contract", "trust_project", "no_kernel_floor", "judge", "judge_model", "no_keychain", "reasoning"}
 
 var resumeKnown = []string{"id", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
-	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "trust_project", "no_kernel_floor", "judge", "judge_model", "no_keychain"}
+	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "trust_project", "no_kernel_floor", "judge", "judge_model", "no_keychain", "reasoning"}
 
 // runCmd is the nodwyn run these parameters stand for.
 func (p *startParams) runCmd(known []string) (*RunCmd, error) {
@@ -394,7 +395,7 @@ func (p *startParams) runCmd(known []string) (*RunCmd, error) {
 	r := &RunCmd{Folder: p.Folder, Profile: p.Profile, Sandbox: p.Sandbox, Yolo: p.Yolo, Unattended: p.Unattended,
 		NoConfirm: p.NoConfirm, MaxToolCalls: p.MaxToolCalls, Provider: p.Provider, Model: p.Model, BaseURL: p.BaseURL,
 		Script: p.Script, Trajectory: p.Trajectory, Contract: p.Contract, TrustProject: p.TrustProject,
-		NoKernelFloor: p.NoKernelFloor, Judge: JudgeFlag{On: p.Judge || p.JudgeModel != "", Model: p.JudgeModel}, NoKeychain: p.NoKeychain, Resume: p.ID, Quiet: true}
+		NoKernelFloor: p.NoKernelFloor, Judge: JudgeFlag{On: p.Judge || p.JudgeModel != "", Model: p.JudgeModel}, NoKeychain: p.NoKeychain, Reasoning: p.Reasoning, Resume: p.ID, Quiet: true}
 	if p.Instruction != "" {
 		r.Instruction = []string{p.Instruction}
 	}

@@ -27,7 +27,8 @@ type RunCmd struct {
 	InstructionFile string        `name:"instruction-file" type:"existingfile" help:"Read the task from this file (harnesses that kill agents by matching their argv cannot match it)."`
 	Folder          string        `short:"C" name:"folder" help:"The folder to work in (default: the current folder; with --resume, the session's)."`
 	Profile         string        `help:"Loop profile: lean, full, or one a project's init.scm defines (default: [loop] profile, NODWYN_PROFILE, else lean when unattended and full otherwise)."`
-	Provider        string        `help:"Model provider: openai, anthropic or script."`
+	Provider        string        `help:"Model provider: openai (Chat Completions, and the servers compatible with it), openai-responses (OpenAI's Responses API), anthropic, or script."`
+	Reasoning       string        `help:"Reasoning effort: low, medium or high (also [provider] reasoning; default: the model's own). OpenAI's reasoning_effort, Anthropic's extended thinking." placeholder:"EFFORT"`
 	Model           string        `help:"The model's name at the provider."`
 	BaseURL         string        `name:"base-url" help:"The provider's endpoint (also OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."`
 	Script          string        `type:"existingfile" help:"Use the scripted model with this reply file (implies --provider script)."`
@@ -478,10 +479,17 @@ func secretsOf(keys ...string) []string {
 
 // providerConfig layers flags over config over environment for the model.
 func (r *RunCmd) providerConfig(cfg *config.Config, dirs config.Dirs, getenv func(string) string) (provider.Config, error) {
+	cc := cfg.Provider.Compat
 	pc := provider.Config{
 		Provider: cfg.Provider.Name, Model: cfg.Provider.Model,
 		BaseURL: cfg.Provider.BaseURL, Script: cfg.Provider.Script,
 		RequestTimeout: cfg.Provider.RequestTimeout.Std(), IdleTimeout: cfg.Provider.IdleTimeout.Std(),
+		API: cfg.Provider.API, Reasoning: cfg.Provider.Reasoning,
+		Compat: provider.Compat{MaxTokensField: cc.MaxTokensField, SystemRole: cc.SystemRole, NoStreamOptions: cc.NoStreamOptions,
+			NoParallelToolCalls: cc.NoParallelToolCalls, NoReasoningEffort: cc.NoReasoningEffort, NoEncryptedReasoning: cc.NoEncryptedReasoning},
+	}
+	if r.Reasoning != "" {
+		pc.Reasoning = r.Reasoning
 	}
 	if r.RequestTimeout < 0 || r.IdleTimeout < 0 {
 		return pc, usageErr("--request-timeout and --idle-timeout take a positive duration such as 10m or 2m")
@@ -497,6 +505,22 @@ func (r *RunCmd) providerConfig(cfg *config.Config, dirs config.Dirs, getenv fun
 	}
 	if r.Provider != "" {
 		pc.Provider = r.Provider
+	}
+	if pc.Provider == "openai-responses" { // the Responses API, by its own name
+		pc.Provider, pc.API = "openai", "responses"
+	}
+	switch pc.API {
+	case "", "chat", "responses":
+	default:
+		return pc, usageErr("[provider] api = %q (%s): the APIs are \"chat\" (Chat Completions, the default) and \"responses\" (OpenAI's Responses API)", pc.API, cfg.Origin["provider.api"])
+	}
+	if pc.API != "" && pc.API != "chat" && pc.Provider != "openai" {
+		return pc, usageErr("[provider] api = %q is for the openai provider, not %s", pc.API, pc.Provider)
+	}
+	switch pc.Reasoning {
+	case "", "low", "medium", "high":
+	default:
+		return pc, usageErr("reasoning %q: give low, medium or high (--reasoning, or [provider] reasoning)", pc.Reasoning)
 	}
 	if r.Model != "" {
 		pc.Model = r.Model

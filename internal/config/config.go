@@ -67,10 +67,30 @@ type Provider struct {
 	// table of well-known models, else a default); compaction keeps each
 	// request within it.
 	ContextWindow int `toml:"context_window"`
+	// API is OpenAI's wire format: "chat" (Chat Completions, the default,
+	// what compatible servers speak) or "responses" (the Responses API).
+	API string `toml:"api"`
+	// Reasoning is the reasoning effort asked of the model: "low",
+	// "medium" or "high" ("": the model's default).
+	Reasoning string `toml:"reasoning"`
+	// Compat adapts Chat Completions to a server that differs from
+	// api.openai.com ([provider.compat]); what a server refuses is also
+	// learnt from its first 400, for the session.
+	Compat Compat `toml:"compat"`
 	// Prices are the model's prices in US dollars per million tokens, for
 	// the cost a run reports (unset: nodwyn's dated table of a few
 	// well-known models, else no cost).
 	Prices Prices `toml:"prices"`
+}
+
+// Compat is [provider.compat] (provider.Compat says what each does).
+type Compat struct {
+	MaxTokensField       string `toml:"max_tokens_field"` // "max_completion_tokens" or "max_tokens"
+	SystemRole           string `toml:"system_role"`      // "system" or "developer"
+	NoStreamOptions      bool   `toml:"no_stream_options"`
+	NoParallelToolCalls  bool   `toml:"no_parallel_tool_calls"`
+	NoReasoningEffort    bool   `toml:"no_reasoning_effort"`
+	NoEncryptedReasoning bool   `toml:"no_encrypted_reasoning"`
 }
 
 // Prices are [provider.prices]: dollars per million tokens.

@@ -125,7 +125,7 @@ func (s *Session) modelTurn(system, toolList scheme.Value, options scheme.Value)
 	s.requests++
 	s.lastPrompt, s.lastOutput = reply.Usage.TotalInput(), reply.Usage.OutputTokens
 
-	s.messages = append(s.messages, provider.Message{Role: provider.RoleAssistant, Content: reply.Text, ToolCalls: reply.ToolCalls})
+	s.messages = append(s.messages, reply.Message()) // with its reasoning items, which the provider must see again
 
 	calls := make([]scheme.Value, 0, len(reply.ToolCalls))
 	logged := make([]map[string]any, 0, len(reply.ToolCalls))

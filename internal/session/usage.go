@@ -102,6 +102,7 @@ func (s *Session) usageData(u provider.Usage, into map[string]any) map[string]an
 	into["cached_tokens"] = u.CacheReadTokens
 	into["cache_write_tokens"] = u.CacheWriteTokens
 	into["output_tokens"] = u.OutputTokens
+	into["reasoning_tokens"] = u.ReasoningTokens
 	if c, ok := s.cost(u); ok {
 		into["cost_usd"] = c
 	}
