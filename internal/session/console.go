@@ -110,11 +110,10 @@ func (s *Session) End(last Outcome) Outcome {
 		return last
 	}
 	// As Run's run.end (TestConsoleEventsAreARunsEvents holds them equal).
-	s.emit("run.end", map[string]any{
+	s.emit("run.end", s.usageData(s.usage, map[string]any{
 		"status": last.Status, "text": s.redact(last.Text), "tool_call_count": s.toolCalls,
-		"input_tokens": s.usage.InputTokens, "output_tokens": s.usage.OutputTokens,
-		"elapsed_ms": time.Since(s.started).Milliseconds(),
-	})
+		"requests": s.requests, "elapsed_ms": time.Since(s.started).Milliseconds(),
+	}))
 	s.saveState(last.Status, s.profileName())
 	if s.storeErr != nil && last.Status != "failed" {
 		last = Outcome{Status: "failed", Text: s.storeErr.Error(), Err: s.storeErr}
