@@ -20,12 +20,35 @@ const gitTimeout = time.Minute
 
 // IsGitRepo reports whether folder is inside a git work tree, as git
 // itself says; false where git is not installed.
+// A folder with no .git in it or above it is not one, and git is not
+// started to say so (a run's start-up in a harness's /app saves a
+// process); where there is one, git decides (a worktree's .git file, a
+// broken repository, safe.directory).
 func IsGitRepo(folder string) bool {
+	if !gitDirAbove(folder) {
+		return false
+	}
 	g, err := exec.LookPath("git")
 	if err != nil {
 		return false
 	}
 	return isGitRepo(g, folder, ScrubEnv(os.Environ(), DefaultOptions().EnvAllow))
+}
+
+// gitDirAbove reports whether folder or a directory above it holds .git
+// (a directory, or a worktree's file): where git's own discovery would
+// look, given that git runs with the scrubbed environment (no GIT_DIR).
+func gitDirAbove(folder string) bool {
+	for d := filepath.Clean(folder); ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return false
+		}
+		d = up
+	}
 }
 
 func isGitRepo(git, folder string, env []string) bool {

@@ -1,7 +1,9 @@
 package prim
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -93,4 +95,33 @@ func TestGitSeesTheScrubbedEnvironment(t *testing.T) {
 	t.Setenv("GIT_WORK_TREE", "/nonexistent")
 	tools := newTools(t, Options{Folder: repo})
 	mustOK(t, tools, "git-status", nil)
+}
+
+// Outside any repository IsGitRepo starts no git (a process a run's
+// start-up does not need); inside one, git is asked.
+func TestIsGitRepoStartsGitOnlyWhereThereIsARepository(t *testing.T) {
+	bin := t.TempDir()
+	marker := filepath.Join(bin, "ran")
+	fake := "#!/bin/sh\necho x >> " + marker + "\necho true\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":/usr/bin:/bin")
+	plain := t.TempDir()
+	if IsGitRepo(plain) {
+		t.Errorf("%s: a folder with no .git above it is a repository", plain)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("git was started for a folder with no .git above it")
+	}
+	repo := t.TempDir()
+	os.Mkdir(filepath.Join(repo, ".git"), 0o755)
+	sub := filepath.Join(repo, "a", "b")
+	os.MkdirAll(sub, 0o755)
+	if !IsGitRepo(sub) {
+		t.Errorf("%s: below a .git, and git says true: not a repository", sub)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("git was not asked where there is a .git: %v", err)
+	}
 }
