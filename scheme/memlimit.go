@@ -32,8 +32,9 @@ const chargeEvery = 1 << 20
 // outer Eval, Load or Call: more than n bytes above the heap at its start
 // ends the evaluation with an error wrapping ErrMemoryLimit, which guard
 // and with-exception-handler cannot catch. 0 removes the bound. Without a
-// bound nothing is measured; with one, each outer evaluation starts with a
-// garbage collection (about a millisecond for a small heap) to measure from.
+// bound nothing is measured; with one, each outer evaluation measures from
+// the heap at its start, collected first when it holds much garbage
+// (memStart).
 func (in *Interp) SetMemoryLimit(n int64) {
 	if n < 0 {
 		n = 0
@@ -53,15 +54,40 @@ func (th *thread) heap() uint64 {
 	return 0
 }
 
-// memStart takes the heap's size at the start of an outer evaluation,
-// after a collection: what is live then is what the bound is counted
-// from, however much garbage earlier work left.
+// memStart takes the heap's size at the start of an outer evaluation, what
+// the bound is counted from. The garbage earlier work left must not count
+// in it, so when the heap has grown more than memSlack past what was live
+// at the last collection, a collection runs first; below that the heap is
+// taken as it is (the bound is then stricter by at most memSlack). A
+// session's start makes a dozen outer evaluations on a small heap: a
+// collection before each cost a millisecond of wall time apiece.
 func (th *thread) memStart() {
 	th.charged = 0
 	if th.memLimit > 0 {
-		runtime.GC()
-		th.memBase = th.heap()
+		h := th.heap()
+		if h > th.liveAtLastGC()+memSlack {
+			runtime.GC()
+			h = th.heap()
+		}
+		th.memBase = h
 	}
+}
+
+// memSlack is how much heap beyond the last collection's live heap
+// memStart takes as it is.
+const memSlack = 4 << 20
+
+const liveMetric = "/gc/heap/live:bytes"
+
+// liveAtLastGC is the heap that was live when the last collection ended
+// (0 before the first).
+func (th *thread) liveAtLastGC() uint64 {
+	s := []metrics.Sample{{Name: liveMetric}}
+	metrics.Read(s)
+	if v := s[0].Value; v.Kind() == metrics.KindUint64 {
+		return v.Uint64()
+	}
+	return 0
 }
 
 // checkMemory aborts the evaluation when the heap, plus extra bytes about
