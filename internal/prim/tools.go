@@ -51,6 +51,9 @@ type Options struct {
 	Scratch      string        // the session's scratch directory (TMPDIR for commands)
 	Sandbox      bool          // sandbox mode: what a command starts in the background keeps running
 	LeaveRunning bool          // a command still running at its time limit is left running (stopped at Close) instead of stopped: the profile's leave-running setting
+	// GitRepo is IsGitRepo(Folder) when the caller has asked already
+	// (RepoKnown): git is then not started again to ask.
+	RepoKnown, GitRepo bool
 	EnvAllow     []string      // names (and prefixes ending in '*', like "LC_*") passed to children
 	ExtraEnv     []string      // KEY=VALUE added after scrubbing (optional)
 	Timeout      time.Duration // shell-exec default time limit (default 2 min)
@@ -197,7 +200,11 @@ func New(opts Options) (*Tools, error) {
 	} else if opts.Seam != "" && opts.Seam != sandbox.ModeNoSandbox {
 		return nil, fmt.Errorf("prim: unknown sandbox mode %q", opts.Seam)
 	}
-	if g, err := exec.LookPath("git"); err == nil && isGitRepo(g, opts.Folder, t.env) {
+	if opts.RepoKnown {
+		if opts.GitRepo {
+			t.git, _ = exec.LookPath("git")
+		}
+	} else if g, err := exec.LookPath("git"); err == nil && gitDirAbove(opts.Folder) && isGitRepo(g, opts.Folder, t.env) {
 		t.git = g
 	}
 	for _, tool := range Table() {

@@ -336,6 +336,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	popts.Scratch = scratch
 	popts.Sandbox = opts.Sandbox
 	popts.LeaveRunning = s.leaveRunning
+	popts.RepoKnown, popts.GitRepo = true, s.gitRepo // asked once, above
 	deny := s.guard.Denylist()
 	popts.Deny = func(p string) bool { d, _ := deny.Denied(p); return d }
 	if opts.Store != nil && !opts.Dry {
