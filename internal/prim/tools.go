@@ -47,18 +47,18 @@ import (
 // Options configures a Tools. Folder is required; every other field has a
 // default (see DefaultOptions and New).
 type Options struct {
-	Folder       string        // absolute, the run's folder; relative paths are relative to it
-	Scratch      string        // the session's scratch directory (TMPDIR for commands)
-	Sandbox      bool          // sandbox mode: what a command starts in the background keeps running
-	LeaveRunning bool          // a command still running at its time limit is left running (stopped at Close) instead of stopped: the profile's leave-running setting
+	Folder       string // absolute, the run's folder; relative paths are relative to it
+	Scratch      string // the session's scratch directory (TMPDIR for commands)
+	Sandbox      bool   // sandbox mode: what a command starts in the background keeps running
+	LeaveRunning bool   // a command still running at its time limit is left running (stopped at Close) instead of stopped: the profile's leave-running setting
 	// GitRepo is IsGitRepo(Folder) when the caller has asked already
 	// (RepoKnown): git is then not started again to ask.
 	RepoKnown, GitRepo bool
-	EnvAllow     []string      // names (and prefixes ending in '*', like "LC_*") passed to children
-	ExtraEnv     []string      // KEY=VALUE added after scrubbing (optional)
-	Timeout      time.Duration // shell-exec default time limit (default 2 min)
-	MaxTimeout   time.Duration // the most a call's own timeout may ask for (default 10 min)
-	MaxOutput    int           // bytes of output kept per stream before a truncation marker (default 1 MiB)
+	EnvAllow           []string      // names (and prefixes ending in '*', like "LC_*") passed to children
+	ExtraEnv           []string      // KEY=VALUE added after scrubbing (optional)
+	Timeout            time.Duration // shell-exec default time limit (default 2 min)
+	MaxTimeout         time.Duration // the most a call's own timeout may ask for (default 10 min)
+	MaxOutput          int           // bytes of output kept per stream before a truncation marker (default 1 MiB)
 	// Backup is called before a file tool overwrites or edits an existing
 	// file, with its previous content; an error stops the write.
 	Backup func(absPath string, old []byte) error
