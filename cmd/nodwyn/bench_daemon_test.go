@@ -65,17 +65,32 @@ func BenchmarkDaemon(b *testing.B) {
 	folder := filepath.Join(dir, "proj")
 	home := filepath.Join(dir, "home")
 	rt := filepath.Join(dir, "rt")
-	for _, d := range []string{folder, home} {
+	// The scratch directories go in a TMPDIR of their own, not in a
+	// directory above HOME: one made there changes what the kernel floor's
+	// ruleset was built from, and each command would build it anew (a
+	// person's TMPDIR is not above their home either).
+	for _, d := range []string{folder, home, filepath.Join(dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			b.Fatal(err)
 		}
 	}
 	os.Mkdir(rt, 0o700)
+	// As on a person's machine, the home and nodwyn's directories are not
+	// brand new: the kernel floor reuses its ruleset only when the
+	// directories above the denied ones have not changed in the last
+	// second (sandbox/floor.go, fresh), which a HOME made a moment ago has.
+	for _, d := range []string{home + "/.config/nodwyn", home + "/.local/share/nodwyn"} {
+		os.MkdirAll(d, 0o755)
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, d := range []string{home + "/.config/nodwyn", home + "/.config", home + "/.local/share/nodwyn", home + "/.local/share", home + "/.local", home} {
+		os.Chtimes(d, old, old)
+	}
 	for i := 0; i < turns; i++ { // a file a turn: the same call four times would stop the run
 		os.WriteFile(filepath.Join(folder, fmt.Sprintf("a%d.txt", i)), []byte("a\n"), 0o644)
 	}
 	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home+"/.config", "XDG_DATA_HOME="+home+"/.local/share",
-		"TMPDIR="+dir, "OPENAI_API_KEY=sk-bench-not-a-key", "OPENAI_BASE_URL="+srv.URL+"/v1", "NODWYN_SOCKET=", "NODWYN_PROFILE=")
+		"TMPDIR="+filepath.Join(dir, "tmp"), "OPENAI_API_KEY=sk-bench-not-a-key", "OPENAI_BASE_URL="+srv.URL+"/v1", "NODWYN_SOCKET=", "NODWYN_PROFILE=")
 
 	sock := filepath.Join(rt, "daemon.sock")
 	dargs := []string{"daemon", "--socket", sock}

@@ -38,12 +38,16 @@ func BenchmarkProcess(b *testing.B) {
 	}
 	folder := filepath.Join(dir, "proj")
 	home := filepath.Join(dir, "home")
-	for _, d := range []string{folder, home} {
+	// The scratch directories go in a TMPDIR of their own, not in a
+	// directory above HOME: one made there changes what the kernel floor's
+	// ruleset was built from, and each command would build it anew (a
+	// person's TMPDIR is not above their home either).
+	for _, d := range []string{folder, home, filepath.Join(dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			b.Fatal(err)
 		}
 	}
-	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home+"/.config", "XDG_DATA_HOME="+home+"/.local/share", "TMPDIR="+dir)
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home+"/.config", "XDG_DATA_HOME="+home+"/.local/share", "TMPDIR="+filepath.Join(dir, "tmp"))
 
 	var startup time.Duration
 	var rss, anon int64
