@@ -84,6 +84,8 @@ type anRequest struct {
 	Tools     []*anTool   `json:"tools,omitempty"`
 	Thinking  *anThinking `json:"thinking,omitempty"`
 	Stream    bool        `json:"stream"`
+	// Temperature is left out with thinking on, which the API requires at 1.
+	Temperature *float64 `json:"temperature,omitempty"`
 }
 
 type anMessage struct {
@@ -147,9 +149,10 @@ func (m *Anthropic) params(req Request) anRequest {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	p := anRequest{Model: model, MaxTokens: maxTokens, Stream: true}
+	p := anRequest{Model: model, MaxTokens: maxTokens, Stream: true, Temperature: req.Temperature}
 	if budget := AnthropicThinkingBudget(m.reasoning); budget > 0 && !thinkingLost(req.Messages) {
 		p.Thinking = &anThinking{Type: "enabled", BudgetTokens: budget}
+		p.Temperature = nil // with thinking on the API takes only the default
 		p.MaxTokens = budget + maxTokens
 	}
 	if req.System != "" {

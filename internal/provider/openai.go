@@ -75,6 +75,7 @@ type chatRequest struct {
 	MaxTokens           int                `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
 	ReasoningEffort     string             `json:"reasoning_effort,omitempty"`
+	Temperature         *float64           `json:"temperature,omitempty"`
 }
 
 type chatStreamOptions struct {
@@ -129,7 +130,7 @@ func (m *OpenAI) params(req Request, cc Compat) (chatRequest, compatSent) {
 	if model == "" {
 		model = m.model
 	}
-	p := chatRequest{Model: model, Stream: true}
+	p := chatRequest{Model: model, Stream: true, Temperature: req.Temperature}
 	if !cc.NoStreamOptions {
 		p.StreamOptions = &chatStreamOptions{IncludeUsage: true}
 		sent.streamOptions = true

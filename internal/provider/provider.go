@@ -64,6 +64,9 @@ type Request struct {
 	Messages  []Message
 	Tools     []Tool
 	MaxTokens int
+	// Temperature is the sampling temperature when set (nil: the
+	// provider's default is used and nothing is sent).
+	Temperature *float64
 }
 
 // Usage counts the tokens of one reply. InputTokens are the input tokens

@@ -80,6 +80,7 @@ type respRequest struct {
 	Store           bool           `json:"store"`
 	Include         []string       `json:"include,omitempty"`
 	MaxOutputTokens int            `json:"max_output_tokens,omitempty"`
+	Temperature     *float64       `json:"temperature,omitempty"`
 	Reasoning       *respReasoning `json:"reasoning,omitempty"`
 }
 
@@ -123,7 +124,7 @@ func (m *Responses) params(req Request, cc Compat) (respRequest, compatSent) {
 	if model == "" {
 		model = m.model
 	}
-	p := respRequest{Model: model, Instructions: req.System, Stream: true, Store: false, MaxOutputTokens: max(0, req.MaxTokens), Input: []any{}}
+	p := respRequest{Model: model, Instructions: req.System, Stream: true, Store: false, MaxOutputTokens: max(0, req.MaxTokens), Input: []any{}, Temperature: req.Temperature}
 	if !cc.NoEncryptedReasoning {
 		p.Include = []string{"reasoning.encrypted_content"}
 		sent.encrypted = true

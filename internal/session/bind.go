@@ -235,7 +235,7 @@ func (s *Session) bind() {
 		return scheme.Void, nil
 	})
 
-	reg("model-turn", 2, 3, "(model-turn system tools [options]) sends the conversation to the model with the system prompt and tools, a list of (name . description) ('() for none); options is an alist of (max-tokens . n) (model . name). Returns the reply as an alist ((text . t) (tool-calls . calls)). On the provider's context-overflow error, (compact-on-overflow!) is called and the request sent once more.",
+	reg("model-turn", 2, 3, "(model-turn system tools [options]) sends the conversation to the model with the system prompt and tools, a list of (name . description) ('() for none); options is an alist of (max-tokens . n) (temperature . t) (model . name). Returns the reply as an alist ((text . t) (tool-calls . calls)). On the provider's context-overflow error, (compact-on-overflow!) is called and the request sent once more.",
 		func(args []scheme.Value) (scheme.Value, error) {
 			if err := s.notInChecker("model-turn"); err != nil {
 				return nil, err

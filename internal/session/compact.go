@@ -34,6 +34,20 @@ func requestOptions(who string, options scheme.Value, req *provider.Request) err
 				return scheme.Errorf("%s: max-tokens must be a positive whole number, not %s", who, scheme.WriteString(p.Cdr))
 			}
 			req.MaxTokens = n
+		case "temperature":
+			var t float64
+			switch x := p.Cdr.(type) {
+			case int:
+				t = float64(x)
+			case float64:
+				t = x
+			default:
+				return scheme.Errorf("%s: temperature must be a number, not %s", who, scheme.WriteString(p.Cdr))
+			}
+			if t < 0 || t > 2 {
+				return scheme.Errorf("%s: temperature must be between 0 and 2, not %v", who, t)
+			}
+			req.Temperature = &t
 		case "model":
 			m, ok := p.Cdr.(*scheme.String)
 			if !ok || m.S == "" {
@@ -41,7 +55,7 @@ func requestOptions(who string, options scheme.Value, req *provider.Request) err
 			}
 			req.Model = m.S
 		default:
-			return scheme.Errorf("%s: unknown option %s; the options are max-tokens and model", who, key)
+			return scheme.Errorf("%s: unknown option %s; the options are max-tokens, temperature and model", who, key)
 		}
 	}
 	return nil
