@@ -81,19 +81,7 @@
       text))
 
 (define (compact-message-text m)
-  (let ((text (compact-clip (alist-ref m 'text "") compact-message-chars)))
-    (case (alist-ref m 'role)
-      ((assistant)
-       (string-append
-        "agent: " text
-        (apply string-append
-               (map (lambda (c)
-                      (string-append "\n  call " (alist-ref c 'name "?") " "
-                                     (compact-clip (alist-ref c 'arguments "{}") compact-message-chars)))
-                    (alist-ref m 'tool-calls '())))))
-      ((tool) (string-append "result of " (alist-ref m 'name "?")
-                             (if (alist-ref m 'error #f) " (error)" "") ":\n" text))
-      (else (string-append "user: " text)))))
+  (message-transcript m (lambda (text) (compact-clip text compact-message-chars))))
 
 ;; The transcript of messages [from, to), at most share of the window: when
 ;; longer, its oldest part is dropped (a summary of an earlier compaction

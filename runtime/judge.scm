@@ -30,20 +30,7 @@
 
 ;; One message as a line or two of text.
 (define (judge-message-text m)
-  (let ((role (alist-ref m 'role))
-        (text (judge-clip (alist-ref m 'text "") judge-message-chars)))
-    (case role
-      ((assistant)
-       (string-append
-        "agent: " text
-        (apply string-append
-               (map (lambda (c)
-                      (string-append "\n  call " (alist-ref c 'name "?") " "
-                                     (judge-clip (alist-ref c 'arguments "{}") judge-message-chars)))
-                    (alist-ref m 'tool-calls '())))))
-      ((tool) (string-append "result of " (alist-ref m 'name "?")
-                             (if (alist-ref m 'error #f) " (error)" "") ": " text))
-      (else (string-append "user: " text)))))
+  (message-transcript m (lambda (text) (judge-clip text judge-message-chars))))
 
 (define (judge-turns msgs)
   (let loop ((ms (judge-last (if (null? msgs) '() (cdr msgs)) judge-recent-messages)) (acc ""))

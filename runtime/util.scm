@@ -20,3 +20,20 @@
 (define (result-error? r) (alist-ref r 'error #f))
 (define (result-decision r) (alist-ref r 'decision "allow"))
 (define (result-exit r) (alist-ref r 'exit -1))
+
+;; A message of (messages) as text for another model to read (the judge,
+;; a compaction's summary): "user: …", "agent: …" with its calls, "result of
+;; TOOL: …"; clip is a procedure (text) -> the text shown.
+(define (message-transcript m clip)
+  (let ((text (clip (alist-ref m 'text ""))))
+    (case (alist-ref m 'role)
+      ((assistant)
+       (string-append
+        "agent: " text
+        (apply string-append
+               (map (lambda (c)
+                      (string-append "\n  call " (alist-ref c 'name "?") " " (clip (alist-ref c 'arguments "{}"))))
+                    (alist-ref m 'tool-calls '())))))
+      ((tool) (string-append "result of " (alist-ref m 'name "?")
+                             (if (alist-ref m 'error #f) " (error)" "") ":\n" text))
+      (else (string-append "user: " text)))))
