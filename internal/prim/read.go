@@ -241,3 +241,30 @@ func readlinkIn(dir *os.File, name string) (string, error) {
 	}
 	return target, err
 }
+
+// ReadHead reads the first max bytes of the regular file at path (absolute,
+// or relative to the folder) as fs-read reads a file: under the kernel
+// floor, judged again where it really is after the open (Options.Deny), a
+// FIFO or device refused without waiting. It is for what the runtime reads
+// for the model without a tool call (the project's AGENTS.md). size is the
+// file's whole size.
+func (t *Tools) ReadHead(path string, max int64) (head []byte, size int64, err error) {
+	abs := Resolve(t.opts.Folder, path)
+	ferr := t.opts.Floor.Do(func() error {
+		f, fi, err := fsview.OpenRead(abs)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if real := t.deniedOpen(f); real != "" {
+			return fmt.Errorf("%s is %s, a denied path, where it really is", abs, real)
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file (%s)", abs, fi.Mode().Type())
+		}
+		size = fi.Size()
+		head, err = io.ReadAll(io.LimitReader(f, max))
+		return err
+	})
+	return head, size, ferr
+}

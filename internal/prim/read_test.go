@@ -165,3 +165,32 @@ func TestFsReadDoesNotHoldAVeryLongLine(t *testing.T) {
 		}
 	}
 }
+
+// ReadHead reads as fs-read does: the head and the size of a regular file;
+// a file that is, once open, where Deny says no (a link the caller did not
+// judge) is refused, and a FIFO is refused at once.
+func TestReadHead(t *testing.T) {
+	folder := t.TempDir()
+	secret := filepath.Join(t.TempDir(), "id_rsa")
+	os.WriteFile(secret, []byte("PRIVATE"), 0o600)
+	os.WriteFile(filepath.Join(folder, "AGENTS.md"), []byte("use tabs, always"), 0o644)
+	os.Symlink(secret, filepath.Join(folder, "LINK.md"))
+	syscall.Mkfifo(filepath.Join(folder, "pipe"), 0o644)
+	tools := newTools(t, Options{Folder: folder, Deny: func(p string) bool { return p == secret }})
+	if b, size, err := tools.ReadHead("AGENTS.md", 8); err != nil || string(b) != "use tabs" || size != 16 {
+		t.Errorf("AGENTS.md: %q %d %v", b, size, err)
+	}
+	if b, _, err := tools.ReadHead("LINK.md", 100); err == nil || !strings.Contains(err.Error(), "a denied path") || len(b) > 0 {
+		t.Errorf("a link to a denied file: %q %v", b, err)
+	}
+	done := make(chan error, 1)
+	go func() { _, _, err := tools.ReadHead("pipe", 100); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("a FIFO: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReadHead waited on a FIFO")
+	}
+}

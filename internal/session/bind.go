@@ -209,6 +209,9 @@ func (s *Session) bind() {
 			if !ok || n <= 0 {
 				return nil, scheme.WrongType("instruction-files", "a positive number of bytes", args[0])
 			}
+			if s.guard == nil || s.tools == nil {
+				return nil, scheme.Errorf("instruction-files: the files are read through the guard and the tools, which are assembled after init.scm has loaded; call it from the loop")
+			}
 			return s.instructionFilesValue(int64(n)), nil
 		})
 

@@ -67,48 +67,50 @@ func (s *Session) instructionFiles(max int64) []instructionFile {
 }
 
 // readInstructions reads one file of instructions; ok is false when there
-// is none (or it may not be read: then a note says why).
+// is none (or it may not be read: then a note says why). A project's file
+// is read as fs-read reads one (prim's ReadHead: under the kernel floor,
+// judged again where it really is once open, so a name swapped after the
+// denylist said yes is still refused); the person's own, in the
+// configuration directory the floor denies, is read by nodwyn for them.
 func (s *Session) readInstructions(path string, max int64, judged bool) (instructionFile, bool) {
 	fi, err := os.Stat(path)
 	if err != nil || fi.IsDir() {
 		return instructionFile{}, false
 	}
-	if judged && s.guard != nil {
-		deny := s.guard.Denylist()
-		for _, p := range []string{path, physicalPath(path)} {
-			if denied, why := deny.Denied(p); denied {
-				s.Note(fmt.Sprintf("project instructions: %s not read: %s", path, why))
-				return instructionFile{}, false
-			}
+	var b []byte
+	var size int64
+	if judged {
+		if denied, why := s.guard.Denylist().Denied(path); denied { // lexically and physically
+			s.Note(fmt.Sprintf("project instructions: %s not read: %s", path, why))
+			return instructionFile{}, false
 		}
+		b, size, err = s.tools.ReadHead(path, max)
+	} else {
+		b, size, err = readHead(path, max)
 	}
-	f, ofi, err := fsview.OpenRead(path)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.Note(fmt.Sprintf("project instructions: %s not read: %v", path, err))
 		}
 		return instructionFile{}, false
 	}
-	defer f.Close()
-	if !ofi.Mode().IsRegular() {
-		s.Note(fmt.Sprintf("project instructions: %s not read: not a regular file", path))
-		return instructionFile{}, false
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max))
-	if err != nil {
-		s.Note(fmt.Sprintf("project instructions: %s not read: %v", path, err))
-		return instructionFile{}, false
-	}
 	text := strings.TrimRight(s.redact(string(b)), " \t\r\n")
-	return instructionFile{path: path, text: text, size: ofi.Size(), cut: ofi.Size() > max}, true
+	return instructionFile{path: path, text: text, size: size, cut: size > max}, true
 }
 
-// physicalPath is path with its links resolved (path itself when that fails).
-func physicalPath(path string) string {
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		return p
+// readHead is the first max bytes of a regular file and its size, opened
+// without waiting on a FIFO.
+func readHead(path string, max int64) ([]byte, int64, error) {
+	f, fi, err := fsview.OpenRead(path)
+	if err != nil {
+		return nil, 0, err
 	}
-	return path
+	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max))
+	return b, fi.Size(), err
 }
 
 // instructionFilesValue is (instruction-files max-bytes) as Scheme sees it:
