@@ -29,12 +29,7 @@ import (
 // added-turn-ms.
 func BenchmarkDaemon(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "nodwyn")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildNodwyn(b, dir)
 	const turns = 20
 	var first atomic.Int64 // unix ns of the current run's first request
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

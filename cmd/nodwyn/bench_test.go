@@ -16,17 +16,12 @@ import (
 // built binary runs a 20-turn session with the scripted model (20 numbered
 // `shell-exec true` calls, then a reply). It reports the time from launch to
 // the first model request (startup-ms) and the peak resident set of the run
-// (peak-rss-MB, which counts the pages of the binary's file it touched: the
-// two provider SDKs make the text 72 MB) and, sampled at every event, its
-// anonymous resident memory (anon-rss-MB: heap and stacks).
+// (peak-rss-MB, which counts the pages of the binary's file it touched)
+// and, sampled at every event, its anonymous resident memory (anon-rss-MB:
+// heap and stacks).
 func BenchmarkProcess(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "nodwyn")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildNodwyn(b, dir)
 	var sb strings.Builder
 	for i := 0; i < 20; i++ {
 		fmt.Fprintf(&sb, "> reply\ncall shell-exec {\"command\": \"true #%d\"}\n", i)
@@ -88,6 +83,19 @@ func BenchmarkProcess(b *testing.B) {
 	b.ReportMetric(float64(startup.Microseconds())/1000/float64(b.N), "startup-ms")
 	b.ReportMetric(float64(rss)/1024, "peak-rss-MB")
 	b.ReportMetric(float64(anon)/1024, "anon-rss-MB")
+}
+
+// buildNodwyn builds the binary into dir as make build does (static,
+// -trimpath, stripped), so the whole-process figures are those of what
+// users run.
+func buildNodwyn(b *testing.B, dir string) string {
+	bin := filepath.Join(dir, "nodwyn")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // rssAnonKB reads a process's anonymous resident memory (heap, stacks: what
