@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -44,7 +45,7 @@ func TestARunOnTheResponsesAPI(t *testing.T) {
 	os.MkdirAll(proj, 0o755)
 	cfgDir := filepath.Join(home, ".config", "nodwyn")
 	os.MkdirAll(cfgDir, 0o755)
-	os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte("[provider.compat]\nno_parallel_tool_calls = true\n"), 0o644)
+	os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte("[provider.compat]\nno_parallel_tool_calls = true\n[provider.prices]\ninput = 2\ncached_input = 0.5\noutput = 8\n"), 0o644)
 	getenv := homeEnv(home)
 	env := func(k string) string {
 		if k == "OPENAI_API_KEY" {
@@ -79,5 +80,11 @@ func TestARunOnTheResponsesAPI(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), `"cached_tokens":40`) {
 		t.Errorf("the reply's cached tokens are not on model.reply")
+	}
+	// The second reply's cost at [provider.prices]: 10 uncached at $2, 40
+	// cached at $0.5 and 3 out at $8 a million.
+	cost, _ := json.Marshal((10*2 + 40*0.5 + 3*8) / 1e6)
+	if want := `"cost_usd":` + string(cost); !strings.Contains(stdout.String(), want) {
+		t.Errorf("model.reply lacks %s:\n%s", want, stdout.String())
 	}
 }

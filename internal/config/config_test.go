@@ -517,3 +517,25 @@ func TestOnlyThePersonsConfigChoosesTheDaemon(t *testing.T) {
 		t.Errorf("the person's socket: %q from %q", c.Daemon.Socket, c.Origin["daemon.socket"])
 	}
 }
+
+// [provider] context_window, [provider.prices] and [provider.compat] are
+// read, a price as a whole number or not; a wrong type names the line.
+func TestProviderWindowPricesCompat(t *testing.T) {
+	dirs, folder := setup(t)
+	write(t, filepath.Join(dirs.Config, "config.toml"), "[provider]\ncontext_window = 32000\napi = \"responses\"\n[provider.prices]\ninput = 3\noutput = 15.5\n[provider.compat]\nmax_tokens_field = \"max_tokens\"\nno_stream_options = true\n")
+	c, err := Load(dirs, folder, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Provider; p.ContextWindow != 32000 || p.API != "responses" || p.Prices != (Prices{Input: 3, Output: 15.5}) ||
+		p.Compat != (Compat{MaxTokensField: "max_tokens", NoStreamOptions: true}) {
+		t.Errorf("got %+v", p)
+	}
+	ce, msg := loadErr(t, "[provider.prices]\ninput = \"cheap\"\n")
+	if ce.Line != 2 || ce.Key != "provider.prices.input" || !strings.Contains(msg, "a number") {
+		t.Errorf("a price that is a string: %s", msg)
+	}
+	if ce, msg = loadErr(t, "[provider.prices]\noutput = -1\n"); ce.Line != 2 || !strings.Contains(msg, "0 or more") {
+		t.Errorf("a negative price: %s", msg)
+	}
+}
