@@ -1006,8 +1006,10 @@ func (r *daemonRun) finish(out session.Outcome, err error) {
 		close(s.ch)
 		delete(r.subs, s)
 	}
-	r.mu.Unlock()
+	// Ended under the lock subscribe takes: a subscription cannot come in
+	// after the subscribers were closed and before the run says it ended.
 	close(r.done)
+	r.mu.Unlock()
 }
 
 // redactedArgs are a request's arguments as a confirm shows them: strings

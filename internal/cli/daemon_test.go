@@ -19,6 +19,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/rpc"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
+	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
 )
 
@@ -757,5 +758,34 @@ func TestEveryRunFlagReachesTheDaemon(t *testing.T) {
 	}
 	if r, err := p.runCmd(startKnown); err != nil || !r.NoKeychain {
 		t.Errorf("run.start's no_keychain: %+v %v", r, err)
+	}
+}
+
+// A client that starts following a run as it ends is ended with it: its
+// events channel is closed, never left open by a subscription that came in
+// between the run closing its subscribers and saying it had ended (a
+// run.events that hung for good under load).
+func TestFollowingARunAsItEnds(t *testing.T) {
+	for i := 0; i < 20000; i++ {
+		r := &daemonRun{subs: map[*subscriber]struct{}{}, confirms: map[string]*pendingConfirm{}, done: make(chan struct{})}
+		var sub *subscriber
+		started := make(chan struct{})
+		got := make(chan struct{})
+		go func() {
+			close(started)
+			sub, _ = r.subscribe()
+			close(got)
+		}()
+		<-started
+		r.finish(session.Outcome{Status: "finished"}, nil)
+		<-got
+		select {
+		case _, ok := <-sub.ch:
+			if ok {
+				t.Fatal("an event on a run that had none")
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("iteration %d: a subscription made as the run ended was never closed", i)
+		}
 	}
 }
