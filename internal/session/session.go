@@ -263,6 +263,30 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 		return nil, fmt.Errorf("making the scratch directory: %w", err)
 	}
 	s.scratch = scratch
+	home, _ := os.UserHomeDir()
+	gopts := guard.Options{
+		Folder:         opts.Folder,
+		Scratch:        scratch,
+		Home:           home,
+		ConfigDir:      opts.Dirs.Config,
+		DataDir:        opts.Dirs.Data,
+		CredentialsDir: os.Getenv("CREDENTIALS_DIRECTORY"),
+	}
+	// The kernel floor's trial ruleset is built while the init chain
+	// loads (on the other processor, where there is one): it needs only
+	// the paths above, and nothing runs a command before it is joined.
+	floorc := make(chan madeFloor, 1)
+	go func() {
+		f, line := makeFloor(gopts, opts.NoKernelFloor)
+		floorc <- madeFloor{f, line}
+	}()
+	joinFloor := func() {
+		if floorc != nil {
+			mf := <-floorc
+			s.floor, s.floorLine, floorc = mf.floor, mf.line, nil
+		}
+	}
+	defer joinFloor() // on the error returns too: the goroutine ends before New does
 	s.gitRepo = prim.IsGitRepo(opts.Folder)
 
 	if !opts.Dry {
@@ -298,20 +322,9 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	// command running at its time limit is Scheme policy: the profile's
 	// leave-running setting, read in loadChain.
 	lean := opts.Profile == "lean" || (opts.Profile == "" && opts.Unattended)
-	home, _ := os.UserHomeDir()
-	gopts := guard.Options{
-		Folder:         opts.Folder,
-		Scratch:        scratch,
-		Home:           home,
-		ConfigDir:      opts.Dirs.Config,
-		DataDir:        opts.Dirs.Data,
-		CredentialsDir: os.Getenv("CREDENTIALS_DIRECTORY"),
-		Sandbox:        opts.Sandbox,
-		Unattended:     opts.Unattended,
-		Lean:           lean,
-		Secrets:        opts.Secrets,
-		Tools:          guardTools(), // prim's table's roles
-	}
+	gopts.Sandbox, gopts.Unattended, gopts.Lean = opts.Sandbox, opts.Unattended, lean
+	gopts.Secrets = opts.Secrets
+	gopts.Tools = guardTools() // prim's table's roles
 	if s.seam == sandbox.ModeWorkingCopy {
 		// Commands run in a copy under the scratch directory: the guard
 		// reads each line from there too (a relative path that climbs out
@@ -324,7 +337,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 			gopts.RunDirs, gopts.Checkout = []string{filepath.Join(scratch, "nodwyn-wc-copy", rel)}, co
 		}
 	}
-	s.floor, s.floorLine = makeFloor(gopts, opts.NoKernelFloor)
+	joinFloor()
 	gopts.KernelFloor = s.floor != nil
 	s.guard = guard.New(gopts)
 	s.appr = guard.NewApprovals(s.guard)
@@ -415,6 +428,11 @@ func (s *Session) loadChain(parent context.Context) error {
 // makeFloor is the kernel floor for a session with the guard's options g:
 // the denylist's directories denied, its exception (the scratch directory)
 // kept; nil and "off (why)" when off says so or the kernel cannot hold it.
+type madeFloor struct {
+	floor *sandbox.Floor
+	line  string
+}
+
 func makeFloor(g guard.Options, off bool) (*sandbox.Floor, string) {
 	if off {
 		return nil, "off (--no-kernel-floor, for this run only)"
