@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -32,7 +31,7 @@ var pathVars = map[string]bool{
 	"CURL_HOME": true, "WGETRC": true, "NETRC": true, "INPUTRC": true, "ZDOTDIR": true,
 }
 
-var pathListSep = regexp.MustCompile(`[:\s]+`)
+var pathListSep = lazyRE(`[:\s]+`)
 
 // varCarries judges a variable whose value carries a command or a path.
 func (an *analyzer) varCarries(name, v string) {
@@ -597,7 +596,7 @@ func looksLikePath(v string) bool {
 		strings.Contains(v, markUnknown) || strings.Contains(v, markBuilt) || DeniedName(v)
 }
 
-var recursiveFlag = regexp.MustCompile(`^-[A-Za-z]*[rRa][A-Za-z]*$|^--recursive$|^--archive$`)
+var recursiveFlag = lazyRE(`^-[A-Za-z]*[rRa][A-Za-z]*$|^--recursive$|^--archive$`)
 
 // commandCmd: command -v names a command; otherwise command runs it.
 func (an *analyzer) commandCmd(base string, args []string, stdin string) string {
@@ -816,9 +815,9 @@ func (an *analyzer) scriptFileIn(name string, pos []string, shellScript, here bo
 
 // encoderWords are the programs that turn an encoded text back into a
 // script (a script from awk or sed is ordinary work: awk '{print "mv "$1}' | sh).
-var encoderWords = regexp.MustCompile(`\b(?:base64|base32|basenc|openssl|xxd|uudecode|gunzip|zcat|bzcat|xzcat|unxz|unzstd|zstdcat|uncompress)\b|\b(?:gzip|bzip2|xz|zstd)\s+(?:-\w*d|--decompress)`)
+var encoderWords = lazyRE(`\b(?:base64|base32|basenc|openssl|xxd|uudecode|gunzip|zcat|bzcat|xzcat|unxz|unzstd|zstdcat|uncompress)\b|\b(?:gzip|bzip2|xz|zstd)\s+(?:-\w*d|--decompress)`)
 
-var shebangShell = regexp.MustCompile(`^#!\s*\S*/(?:env\s+)?(?:ba|da|z|k|a|mk)?sh\b`)
+var shebangShell = lazyRE(`^#!\s*\S*/(?:env\s+)?(?:ba|da|z|k|a|mk)?sh\b`)
 
 // xargs hands its input's words to the command it runs.
 func (an *analyzer) xargs(base string, args []string, stdin string) string {

@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -88,7 +87,7 @@ var (
 
 // gitCommandKeys are git configuration keys whose value is a command (or a
 // path whose content runs).
-var gitCommandKeys = regexp.MustCompile(`(?i)^(core\.(fsmonitor|pager|sshcommand|editor|askpass|hookspath|gitproxy|worktree)|diff\..*\.(command|textconv)|diff\.external|merge\..*\.driver|filter\..*\.(clean|smudge|process)|sequence\.editor|credential\..*helper|credential\.helper|uploadpack\.packobjectshook|pager\..*|alias\..*|gpg\.program|gpg\..*\.program|protocol\..*|remote\..*\.(uploadpack|receivepack|proxy)|url\..*|http\..*\.(sslcert|sslkey|cookiefile)|http\.(sslcert|sslkey|cookiefile)|include\.path|includeif\..*)$`)
+var gitCommandKeys = lazyRE(`(?i)^(core\.(fsmonitor|pager|sshcommand|editor|askpass|hookspath|gitproxy|worktree)|diff\..*\.(command|textconv)|diff\.external|merge\..*\.driver|filter\..*\.(clean|smudge|process)|sequence\.editor|credential\..*helper|credential\.helper|uploadpack\.packobjectshook|pager\..*|alias\..*|gpg\.program|gpg\..*\.program|protocol\..*|remote\..*\.(uploadpack|receivepack|proxy)|url\..*|http\..*\.(sslcert|sslkey|cookiefile)|http\.(sslcert|sslkey|cookiefile)|include\.path|includeif\..*)$`)
 
 // git judges git: -C, -c with command-carrying keys, --upload-pack and its
 // kin, ext:: transports, and git push as a hard trigger.
@@ -263,8 +262,8 @@ func (an *analyzer) tar(base string, args []string, stdin string) string {
 	return markUnknown
 }
 
-var sedExec = regexp.MustCompile(`(?:^|[;\n{}])\s*(?:[0-9$]+|/[^/]*/)?(?:,\s*(?:[0-9$]+|/[^/]*/))?\s*e(?:\s+([^;\n}]*))?`)
-var sedFile = regexp.MustCompile(`(?:^|[;\n{}]|/[gpIiMm0-9]*)\s*[rRwW]\s+([^;\n}]+)`)
+var sedExec = lazyRE(`(?:^|[;\n{}])\s*(?:[0-9$]+|/[^/]*/)?(?:,\s*(?:[0-9$]+|/[^/]*/))?\s*e(?:\s+([^;\n}]*))?`)
+var sedFile = lazyRE(`(?:^|[;\n{}]|/[gpIiMm0-9]*)\s*[rRwW]\s+([^;\n}]+)`)
 
 // sed judges sed: its script (e executes, r/w name files), its files.
 func (an *analyzer) sed(base string, args []string, stdin string) string {
@@ -438,15 +437,15 @@ func (an *analyzer) deniedNames(code string) {
 }
 
 var (
-	homePlaceholder = regexp.MustCompile(`["']~/[^"'\n]*(?:%[sr]|\{)|\$\w+/\$\w+`)
-	treeWalk        = regexp.MustCompile(`\bwalk\(|\brglob\(|\bglob\(|\bscandir\(|\blistdir\(|readdirSync\(|\breaddir\(|Dir\.(?:glob|children|entries|each_child)|\bopendir\(|\bFind\.find`)
-	fileRead        = regexp.MustCompile(`\bopen\(|read_text|read_bytes|readFile|File\.read|file_get_contents|\bsystem\(|popen|subprocess|\bexec|` + "`" + `|copy|shutil|\bsend|urlopen|requests\.`)
-	openDecoded     = regexp.MustCompile(`(?:\bopen|readFile\w*|File\.read|file_get_contents)\s*\([^)]*(?:b64decode|b32decode|fromhex|unhexlify|atob|decode_base64|Buffer\.from)`)
-	b64Literal      = regexp.MustCompile(`[A-Za-z0-9+/]{6,}={0,2}`)
-	decodeExec      = regexp.MustCompile(`b64decode|b32decode|a85decode|fromhex|unhexlify|codecs\.decode|zlib\.decompress|marshal\.loads|pack\(["']H|decode_base64|Buffer\.from\([^)]*base64|atob\(`)
-	execCall        = regexp.MustCompile(`\bexec\(|\beval\b|\bcompile\(|Function\(|\bsystem\(|\bpopen|\bspawn|\bsubprocess\b|` + "`")
-	homeAccess      = regexp.MustCompile(`expanduser|homedir|Dir\.home|Path\.home|\$ENV\{\s*["']?HOME|ENV\[["']HOME|environ(?:\.get\(|\[)\s*["']HOME|getenv\(\s*["']HOME|process\.env\.HOME|\$HOME|(?:^|[\s"'(=,` + "`" + `])~(?:/|["'])`)
-	obfuscated      = regexp.MustCompile(`\bchr\(|\bord\(|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|b64decode|fromhex|unhexlify|rot13|\[::-1\]|\.reverse\(\)|reversed\(|String\.fromCharCode|\bpack\(`)
+	homePlaceholder = lazyRE(`["']~/[^"'\n]*(?:%[sr]|\{)|\$\w+/\$\w+`)
+	treeWalk        = lazyRE(`\bwalk\(|\brglob\(|\bglob\(|\bscandir\(|\blistdir\(|readdirSync\(|\breaddir\(|Dir\.(?:glob|children|entries|each_child)|\bopendir\(|\bFind\.find`)
+	fileRead        = lazyRE(`\bopen\(|read_text|read_bytes|readFile|File\.read|file_get_contents|\bsystem\(|popen|subprocess|\bexec|` + "`" + `|copy|shutil|\bsend|urlopen|requests\.`)
+	openDecoded     = lazyRE(`(?:\bopen|readFile\w*|File\.read|file_get_contents)\s*\([^)]*(?:b64decode|b32decode|fromhex|unhexlify|atob|decode_base64|Buffer\.from)`)
+	b64Literal      = lazyRE(`[A-Za-z0-9+/]{6,}={0,2}`)
+	decodeExec      = lazyRE(`b64decode|b32decode|a85decode|fromhex|unhexlify|codecs\.decode|zlib\.decompress|marshal\.loads|pack\(["']H|decode_base64|Buffer\.from\([^)]*base64|atob\(`)
+	execCall        = lazyRE(`\bexec\(|\beval\b|\bcompile\(|Function\(|\bsystem\(|\bpopen|\bspawn|\bsubprocess\b|` + "`")
+	homeAccess      = lazyRE(`expanduser|homedir|Dir\.home|Path\.home|\$ENV\{\s*["']?HOME|ENV\[["']HOME|environ(?:\.get\(|\[)\s*["']HOME|getenv\(\s*["']HOME|process\.env\.HOME|\$HOME|(?:^|[\s"'(=,` + "`" + `])~(?:/|["'])`)
+	obfuscated      = lazyRE(`\bchr\(|\bord\(|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|b64decode|fromhex|unhexlify|rot13|\[::-1\]|\.reverse\(\)|reversed\(|String\.fromCharCode|\bpack\(`)
 )
 
 // printable reports whether decoded bytes look like text.
@@ -746,7 +745,7 @@ func (an *analyzer) gitTopDir(dir string) string {
 }
 
 // tarBundle is tar's old-style first word (xzf, cvf, tf).
-var tarBundle = regexp.MustCompile(`^[A-Za-z]+$`)
+var tarBundle = lazyRE(`^[A-Za-z]+$`)
 
 // tarExtracts reports whether a tar command extracts or lists (x, t,
 // --extract, --get, --list) rather than creates or appends.

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -702,7 +701,7 @@ func (an *analyzer) rawWord(w *syntax.Word) string {
 
 // textToken finds path-like tokens in free text: absolute paths and the
 // ~ and $HOME forms.
-var textToken = regexp.MustCompile(`(?:~[A-Za-z0-9_.\-]*|\$\{?HOME\}?)?/[^\s'"\x60;|&<>(),:=]*|(?:^|[\s'"=:(])~(?:[\s'"]|$)`)
+var textToken = lazyRE(`(?:~[A-Za-z0-9_.\-]*|\$\{?HOME\}?)?/[^\s'"\x60;|&<>(),:=]*|(?:^|[\s'"=:(])~(?:[\s'"]|$)`)
 
 // scanText judges every path-like token in free text (the raw line, a
 // here-doc, an interpreter's code). With code set, absolute tokens are
@@ -754,13 +753,13 @@ func (an *analyzer) scanText(s string, code bool) {
 	}
 }
 
-var procWords = regexp.MustCompile(`\b(environ|mem|cwd|root|fd)\b`)
+var procWords = lazyRE(`\b(environ|mem|cwd|root|fd)\b`)
 
 // procPath is the narrower reading with the kernel floor in sandbox mode:
 // /proc followed on the same line by one of procWords (/proc/%d/environ,
 // os.path.join("/proc", pid, "environ")), so a script that reads
 // os.environ and, elsewhere, /proc/cpuinfo is not refused for it.
-var procPath = regexp.MustCompile(`/proc\b[^\n]{0,60}?\b(environ|mem|cwd|root|fd)\b`)
+var procPath = lazyRE(`/proc\b[^\n]{0,60}?\b(environ|mem|cwd|root|fd)\b`)
 
 // mentionsProc reports whether text is about another process's /proc
 // entries: procWords anywhere with /proc, or with the floor in sandbox
@@ -1251,7 +1250,7 @@ func (an *analyzer) linkOut(root string) (string, string) {
 
 // dotglobLine matches a line that may make * match dotted names: dotglob,
 // GLOBIGNORE, zsh's globdots or (D), or a file sourced that may set them.
-var dotglobLine = regexp.MustCompile(`dotglob|GLOBIGNORE|globdots|GLOB_DOTS|\(D|\bsource\b|(?:^|[;&|({\s])\.\s|\bzsh\b|\beval\b|\bbash\s+-i`)
+var dotglobLine = lazyRE(`dotglob|GLOBIGNORE|globdots|GLOB_DOTS|\(D|\bsource\b|(?:^|[;&|({\s])\.\s|\bzsh\b|\beval\b|\bbash\s+-i`)
 
 // dotglob reports whether a * on the line may match a dotted name.
 func (an *analyzer) dotglob() bool {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -51,7 +50,7 @@ func init() {
 
 // procDenied matches the /proc entries that expose another process's
 // environment, memory, root, working directory or open files.
-var procDenied = regexp.MustCompile(`^/proc/[^/]+/(task/[^/]+/)?(environ|mem|root|cwd|fd|map_files)(/|$)`)
+var procDenied = lazyRE(`^/proc/[^/]+/(task/[^/]+/)?(environ|mem|root|cwd|fd|map_files)(/|$)`)
 
 // NewPathDenylist builds the denylist from the session's options: nodwyn's
 // configuration and data directories (where the session found them and at

@@ -1,7 +1,6 @@
 package guard
 
 import (
-	"regexp"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -26,7 +25,7 @@ import (
 
 // proseOff matches a line on which echo, printf or git may not be the
 // programs they are.
-var proseOff = regexp.MustCompile(`\b(?:alias|enable|hash)\b|PATH\+?=|\b(?:echo|printf|git)\s*\(\s*\)|\bfunction\s+(?:echo|printf|git)\b`)
+var proseOff = lazyRE(`\b(?:alias|enable|hash)\b|PATH\+?=|\b(?:echo|printf|git)\s*\(\s*\)|\bfunction\s+(?:echo|printf|git)\b`)
 
 // markProse records the prose words of the parsed line in an.prose and
 // returns the line with them blanked.
@@ -193,7 +192,7 @@ func plainWord(w *syntax.Word) (string, bool) {
 
 // commitMessageFlag matches git commit's and git tag's short flags that
 // take no value, ending in m (-m, -am, -sm).
-var commitMessageFlag = regexp.MustCompile(`^-[asnvqef]*m$`)
+var commitMessageFlag = lazyRE(`^-[asnvqef]*m$`)
 
 // commitMessages returns the message words of git commit or git tag
 // (args follow "git").

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -110,7 +109,7 @@ func (p *ProtectedPaths) judge(abs string) Decision {
 }
 
 // ownFolderWord finds nodwyn's own folder named on a command line.
-var ownFolderWord = regexp.MustCompile(`(?i)\.(?:nodwyn|nibb)\b`)
+var ownFolderWord = lazyRE(`(?i)\.(?:nodwyn|nibb)\b`)
 
 // readers only read what they are given.
 var readers = map[string]bool{

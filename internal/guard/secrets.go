@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -33,7 +32,7 @@ type exactSecret struct {
 
 type secretPattern struct {
 	kind  string
-	re    *regexp.Regexp
+	re    *lazyRegexp
 	group int      // the submatch that is the secret (0: the whole match)
 	check bool     // the secret must look random (entropy)
 	lower bool     // matched against the text with ASCII letters lowered
@@ -49,31 +48,31 @@ type secretPattern struct {
 	// anchored at each of those places only.
 	starts bool
 	first  string // the bytes a match can begin with (with starts)
-	anch   *regexp.Regexp
+	anch   *lazyRegexp
 }
 
 func init() {
 	for i := range secretPatterns {
 		if p := &secretPatterns[i]; p.starts {
-			p.anch = regexp.MustCompile(`^(?:` + p.re.String() + `)`)
+			p.anch = lazyRE(`^(?:` + p.re.src + `)`)
 		}
 	}
 }
 
 var secretPatterns = []secretPattern{
-	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`), hints: []string{"PRIVATE KEY"}},
-	{kind: "aws-access-key", re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), hints: []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}, window: prefixWindow("")},
-	{kind: "aws-secret-key", re: regexp.MustCompile(`aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([a-z0-9/+=]{40})\b`), group: 1, lower: true, hints: []string{"secret"}, window: assignmentWindow(4), starts: true, first: "a"},
-	{kind: "github-token", re: regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`), hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, window: prefixWindow("")},
-	{kind: "github-token", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`), hints: []string{"github_pat_"}, window: prefixWindow("_")},
-	{kind: "gitlab-token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`), hints: []string{"glpat-"}, window: prefixWindow("_-")},
-	{kind: "slack-token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), hints: []string{"xox"}, window: prefixWindow("-")},
-	{kind: "anthropic-key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-ant-"}, window: prefixWindow("_-")},
-	{kind: "openai-key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-"}, window: prefixWindow("_-")},
-	{kind: "google-api-key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), hints: []string{"AIza"}, window: prefixWindow("_-")},
-	{kind: "huggingface-token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), hints: []string{"hf_"}, window: prefixWindow("")},
-	{kind: "npm-token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), hints: []string{"npm_"}, window: prefixWindow("")},
-	{kind: "secret-assignment", re: regexp.MustCompile(`(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credential)[a-z0-9_.\-]*["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.=~]{16,})`), group: 1, check: true, lower: true,
+	{kind: "private-key", re: lazyRE(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`), hints: []string{"PRIVATE KEY"}},
+	{kind: "aws-access-key", re: lazyRE(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), hints: []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}, window: prefixWindow("")},
+	{kind: "aws-secret-key", re: lazyRE(`aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([a-z0-9/+=]{40})\b`), group: 1, lower: true, hints: []string{"secret"}, window: assignmentWindow(4), starts: true, first: "a"},
+	{kind: "github-token", re: lazyRE(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`), hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, window: prefixWindow("")},
+	{kind: "github-token", re: lazyRE(`\bgithub_pat_[A-Za-z0-9_]{22,}`), hints: []string{"github_pat_"}, window: prefixWindow("_")},
+	{kind: "gitlab-token", re: lazyRE(`\bglpat-[A-Za-z0-9_\-]{20,}`), hints: []string{"glpat-"}, window: prefixWindow("_-")},
+	{kind: "slack-token", re: lazyRE(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), hints: []string{"xox"}, window: prefixWindow("-")},
+	{kind: "anthropic-key", re: lazyRE(`\bsk-ant-[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-ant-"}, window: prefixWindow("_-")},
+	{kind: "openai-key", re: lazyRE(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-"}, window: prefixWindow("_-")},
+	{kind: "google-api-key", re: lazyRE(`\bAIza[0-9A-Za-z_\-]{35}`), hints: []string{"AIza"}, window: prefixWindow("_-")},
+	{kind: "huggingface-token", re: lazyRE(`\bhf_[A-Za-z0-9]{30,}`), hints: []string{"hf_"}, window: prefixWindow("")},
+	{kind: "npm-token", re: lazyRE(`\bnpm_[A-Za-z0-9]{36}`), hints: []string{"npm_"}, window: prefixWindow("")},
+	{kind: "secret-assignment", re: lazyRE(`(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credential)[a-z0-9_.\-]*["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.=~]{16,})`), group: 1, check: true, lower: true,
 		hints: []string{"key", "secret", "token", "passw", "credential"}, window: assignmentWindow(8), starts: true, first: "astpc"},
 }
 
