@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"strings"
 
 	"github.com/alecthomas/kong"
 	"golang.org/x/term"
@@ -87,49 +89,101 @@ At a terminal, nodwyn with no command is the console ('nodwyn chat --help').`
 
 // Main runs the command line and returns the process's exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	var c CLI
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	exitCode := -1
-	parser, err := kong.New(&c,
-		kong.Name("nodwyn"),
-		kong.Description(description),
-		kong.UsageOnError(),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, Summary: true}),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { exitCode = code }),
-		kong.Bind(e),
-	)
-	if err != nil {
-		fmt.Fprintf(stderr, "nodwyn: %v\n", err)
-		return ExitUsage
-	}
 	if len(args) == 0 && isTerminal(stdin) { // nodwyn alone at a terminal: the console
 		args = []string{"chat"}
 	}
+	// Most starts name their command and ask for no help: kong is then
+	// given that command alone, not the whole CLI, whose reflection was
+	// 3 of the 20 ms `nodwyn version` took. Help, and any error, go
+	// through the whole CLI, so what they print is the same.
+	if root := oneCommand(args); root != nil {
+		if code, ok := parseAndRun(root, args, e, true); ok {
+			return code
+		}
+	}
+	var c CLI
+	code, _ := parseAndRun(&c, args, e, false)
+	return code
+}
+
+// parseAndRun parses args against root (a pointer to CLI, or to a struct of
+// one of its commands) and runs the command. With quiet, a parse error
+// prints nothing and ok is false: the caller parses again with the whole
+// CLI for the message.
+func parseAndRun(root any, args []string, e *env, quiet bool) (code int, ok bool) {
+	exitCode := -1
+	opts := []kong.Option{
+		kong.Name("nodwyn"),
+		kong.Description(description),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, Summary: true}),
+		kong.Writers(e.stdout, e.stderr),
+		kong.Exit(func(code int) { exitCode = code }),
+		kong.Bind(e),
+	}
+	if !quiet {
+		opts = append(opts, kong.UsageOnError())
+	}
+	parser, err := kong.New(root, opts...)
+	if err != nil {
+		if quiet {
+			return 0, false
+		}
+		fmt.Fprintf(e.stderr, "nodwyn: %v\n", err)
+		return ExitUsage, true
+	}
 	kctx, err := parser.Parse(args)
 	if exitCode >= 0 { // --help
-		return exitCode
+		return exitCode, true
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "nodwyn: %v\n", err)
-		if pe, ok := err.(*kong.ParseError); ok && pe.Context != nil {
-			fmt.Fprintf(stderr, "run 'nodwyn %s --help' for usage\n", commandPath(pe.Context))
+		if quiet {
+			return 0, false
 		}
-		return ExitUsage
+		fmt.Fprintf(e.stderr, "nodwyn: %v\n", err)
+		if pe, ok := err.(*kong.ParseError); ok && pe.Context != nil {
+			fmt.Fprintf(e.stderr, "run 'nodwyn %s --help' for usage\n", commandPath(pe.Context))
+		}
+		return ExitUsage, true
 	}
 	err = kctx.Run(e)
 	if err == nil {
-		return ExitOK
+		return ExitOK, true
 	}
 	var xe *exitError
 	if errors.As(err, &xe) {
 		if xe.err != nil {
-			fmt.Fprintf(stderr, "nodwyn: %v\n", xe.err)
+			fmt.Fprintf(e.stderr, "nodwyn: %v\n", xe.err)
 		}
-		return xe.code
+		return xe.code, true
 	}
-	fmt.Fprintf(stderr, "nodwyn: %v\n", err)
-	return ExitFailed
+	fmt.Fprintf(e.stderr, "nodwyn: %v\n", err)
+	return ExitFailed, true
+}
+
+// oneCommand is a new struct holding only the command args[0] names, as a
+// field of CLI's type and tags, or nil: no command named, or help asked
+// for ("-h", "--help" anywhere, as kong reads them).
+func oneCommand(args []string) any {
+	if len(args) == 0 {
+		return nil
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "--help" || strings.HasPrefix(a, "--help=") {
+			return nil
+		}
+	}
+	t := reflect.TypeFor[CLI]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if strings.ToLower(f.Name) == args[0] && f.Tag.Get("name") == "" && f.Tag.Get("aliases") == "" {
+			return reflect.New(reflect.StructOf([]reflect.StructField{f})).Interface()
+		}
+	}
+	return nil
 }
 
 // isTerminal reports whether r is a terminal.
