@@ -430,6 +430,9 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 		NoKernelFloor: r.NoKernelFloor,
 		Steer:         h.steer,
 	}
+	if !o.sandbox { // what the session starts is stopped even if nodwyn is killed (watchdog.go)
+		opts.BeforeFirstProcess = func(mark string) { startWatchdog(mark, e.stderr) }
+	}
 	if !o.unattended && !o.noConfirm {
 		if h.terminal {
 			opts.Confirm = terminalConfirm(e, rend)
@@ -449,9 +452,6 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 		return none, &exitError{code: ExitUsage, err: err}
 	}
 	defer s.Close()
-	if !o.sandbox { // what the session starts is stopped even if nodwyn is killed (watchdog.go)
-		startWatchdog(s.ProcessMark(), e.stderr)
-	}
 	retryNote = s.Note
 	if h.started != nil {
 		h.started(s)

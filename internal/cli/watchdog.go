@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,8 +21,9 @@ import (
 // Nothing a session started outlives nodwyn outside sandbox mode, whatever
 // ends nodwyn. At a normal end the session's Close stops its commands (and,
 // by the session's mark, what escaped their process groups). For the ends
-// where no Go code runs (kill -9, a crash), `nodwyn run` starts a watchdog:
-// its own binary again, in a process group of its own, signals ignored,
+// where no Go code runs (kill -9, a crash), `nodwyn run` starts a watchdog
+// as its session is about to start its first program (a run that starts
+// none has none; session.Options.BeforeFirstProcess): its own binary again, in a process group of its own, signals ignored,
 // reading a pipe only nodwyn holds. When that pipe closes — nodwyn is gone,
 // however — the watchdog stops every process with the session's mark
 // (sandbox.StopMarked) and exits. In sandbox mode there is no watchdog:
@@ -36,8 +38,10 @@ var (
 	// answers watchdogEnv (a test binary calling Main directly does not).
 	watchdogOK bool
 	// watchdogPipes are the write ends of the watchdogs' pipes, held (and
-	// never closed) for the life of the process.
-	watchdogPipes []*os.File
+	// never closed) for the life of the process; the daemon's runs add
+	// theirs from their own goroutines.
+	watchdogPipes   []*os.File
+	watchdogPipesMu sync.Mutex
 )
 
 // RunWatchdog is the first thing main calls. In a process started as a
@@ -89,7 +93,9 @@ func startWatchdog(mark string, stderr io.Writer) {
 		return
 	}
 	go func() { _ = cmd.Wait() }() // reaped should it end first
+	watchdogPipesMu.Lock()
 	watchdogPipes = append(watchdogPipes, w)
+	watchdogPipesMu.Unlock()
 }
 
 // errStdoutClosed ends a run whose standard output was closed by its

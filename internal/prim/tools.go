@@ -82,6 +82,10 @@ type Options struct {
 	// and the file tools' own opens, reads, writes and walks (fsopen.go):
 	// the session makes it from the guard's denylist (sandbox.NewFloor).
 	Floor *sandbox.Floor
+	// BeforeFirstProcess, when set, is called once with Mark() before the
+	// first program the tools start (nodwyn run's watchdog, which a run
+	// that starts none does without).
+	BeforeFirstProcess func(mark string)
 }
 
 const (
@@ -181,7 +185,11 @@ func New(opts Options) (*Tools, error) {
 	t.env = append(t.env, opts.ExtraEnv...)
 	t.mark = sandbox.NewMark()
 	t.env = setEnv(t.env, sandbox.MarkEnv, t.mark)
-	t.host = sandbox.NewHost(sandbox.HostOptions{Mark: t.mark, Release: opts.Sandbox, Floor: opts.Floor})
+	hopts := sandbox.HostOptions{Mark: t.mark, Release: opts.Sandbox, Floor: opts.Floor}
+	if f := opts.BeforeFirstProcess; f != nil {
+		hopts.BeforeFirstStart = func() { f(t.mark) }
+	}
+	t.host = sandbox.NewHost(hopts)
 	t.sb = t.host
 	if opts.Seam == sandbox.ModeWorkingCopy {
 		checkout := opts.Checkout

@@ -32,15 +32,16 @@ import (
 type NoSandbox struct {
 	opts HostOptions
 
-	mu        sync.Mutex
-	closed    bool
-	running   map[int]*execProc // Run calls in progress, by pgid
-	leftovers map[int]*execProc // commands left running at their time limit, stopped at Close
-	drains    map[*capture]int  // pipes still read and dropped after their call returned, with the pgid
-	bg        []*Process        // Start's processes
-	wg        sync.WaitGroup    // escalations and waits that Close waits for
-	drainWG   sync.WaitGroup    // drain goroutines (not waited for by Close with Release)
-	started   atomic.Bool       // a command was started (Close looks for marked processes)
+	mu         sync.Mutex
+	closed     bool
+	running    map[int]*execProc // Run calls in progress, by pgid
+	leftovers  map[int]*execProc // commands left running at their time limit, stopped at Close
+	drains     map[*capture]int  // pipes still read and dropped after their call returned, with the pgid
+	bg         []*Process        // Start's processes
+	wg         sync.WaitGroup    // escalations and waits that Close waits for
+	drainWG    sync.WaitGroup    // drain goroutines (not waited for by Close with Release)
+	started    atomic.Bool       // a command was started (Close looks for marked processes)
+	firstStart sync.Once         // BeforeFirstStart
 }
 
 // HostOptions configure a NoSandbox.
@@ -56,6 +57,9 @@ type HostOptions struct {
 	// Floor, when set, is the kernel floor every command starts under
 	// (NewFloor); a WorkingCopySandbox over this host has it too.
 	Floor *Floor
+	// BeforeFirstStart, when set, is called once, before the first command
+	// starts (nodwyn run's watchdog: a run that starts none needs none).
+	BeforeFirstStart func()
 }
 
 // NewHost returns a NoSandbox.
@@ -87,6 +91,9 @@ func (h *NoSandbox) Floor() *Floor { return h.opts.Floor }
 
 // startCmd starts cmd, under the floor when there is one.
 func (h *NoSandbox) startCmd(cmd *exec.Cmd) (*floorStart, error) {
+	if h.opts.BeforeFirstStart != nil {
+		h.firstStart.Do(h.opts.BeforeFirstStart)
+	}
 	if h.opts.Floor == nil {
 		return nil, cmd.Start()
 	}

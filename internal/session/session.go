@@ -82,6 +82,11 @@ type Options struct {
 	// is added to the conversation as a user message, with a note
 	// (console.go).
 	Steer func() []string
+	// BeforeFirstProcess, when set, is called once with ProcessMark()
+	// before the first program the session's tools start: nodwyn run
+	// starts its watchdog there (a run that starts none needs none, and
+	// its start-up does not wait on one).
+	BeforeFirstProcess func(mark string)
 	// Stdout receives what Scheme code displays (default io.Discard).
 	Stdout io.Writer
 	// Dry binds the procedures without a model (for `nodwyn scheme`). A
@@ -358,6 +363,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	}
 	popts.Seam, popts.Checkout = s.seam, s.checkout
 	popts.Floor = s.floor
+	popts.BeforeFirstProcess = opts.BeforeFirstProcess
 	if s.seam == sandbox.ModeWorkingCopy && opts.Store != nil && !opts.Dry {
 		sc := &prim.SelfCheck{Record: s.recordValidation}
 		if c := opts.Contract; c != nil {
