@@ -202,7 +202,6 @@ type Guard struct {
 // defaults: Home from os.UserHomeDir, ConfigDir and DataDir from the XDG
 // variables, CredentialsDir from $CREDENTIALS_DIRECTORY.
 func New(opts Options) *Guard {
-	warm() // the expressions compile while the session starts, not at the first command
 	opts = withDefaults(opts)
 	g := &Guard{opts: opts, roles: defaultRoles}
 	if opts.Tools != nil {

@@ -8,8 +8,9 @@ import (
 // lazyRegexp is a regular expression compiled the first time it is used
 // rather than when the package is initialised: the guard has dozens, and
 // compiling them all at initialisation cost every nodwyn process, even
-// `nodwyn version`, 3 ms before main. New warms them on a goroutine of
-// its own, so the first command judged does not pay either.
+// `nodwyn version`, 3 ms before main. Warm compiles them on a goroutine
+// of its own (a session calls it as its first request goes out), so the
+// first command judged does not pay either.
 type lazyRegexp struct {
 	src  string
 	once sync.Once
@@ -53,16 +54,20 @@ func (l *lazyRegexp) ReplaceAllString(s, repl string) string {
 }
 func (l *lazyRegexp) Split(s string, n int) []string { return l.get().Split(s, n) }
 
-var warmOnce sync.Once
+var (
+	warmOnce sync.Once
+	warmed   = make(chan struct{}) // closed when Warm's goroutine is done
+)
 
-// warm compiles every lazy expression, once per process, on a goroutine of
-// its own.
-func warm() {
+// Warm compiles the guard's expressions on a goroutine of its own, once per
+// process; what a judgement needs before they are done it compiles itself.
+func Warm() {
 	warmOnce.Do(func() {
 		go func() {
 			for _, l := range lazyREs {
 				l.get()
 			}
+			close(warmed)
 		}()
 	})
 }

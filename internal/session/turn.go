@@ -90,6 +90,7 @@ func (s *Session) modelTurn(system, toolList scheme.Value, options scheme.Value)
 		s.saveState("running", s.profileName())
 	}
 	s.emit("model.request", reqData)
+	guard.Warm() // while the model thinks, not while the session starts
 	start := time.Now()
 	s.msgsAtRequest = len(s.messages)
 	reply, err := s.opts.Model.Stream(ctx, req, func(d provider.Delta) {
