@@ -11,7 +11,11 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // SessionState is what a session saves to be listed and resumed.
@@ -94,9 +98,15 @@ func badID(id string) error {
 
 // SaveState writes st to its state.json atomically: a reader, or a process
 // resuming after this one was killed, sees the old state or the new one, never
-// a part. It does not fsync (0.5 ms a save rather than 1.8 ms for a 50 KB
-// conversation, BenchmarkSaveState), so a machine that loses power may lose
-// the latest save. A zero Created is set to now.
+// a part. The new state is written into the session's spare file,
+// .state.json.next, which then trades names with state.json in one
+// rename(2) (RENAME_EXCHANGE): no file is made or truncated to nothing,
+// which on ext4 cost a save 150 µs of its 170 (BenchmarkSaveState). The
+// spare then holds the save before, which LoadState falls back to should
+// state.json not parse. Where the file system cannot exchange names, a
+// temporary file is renamed over state.json. It does not fsync, so a
+// machine that loses power may lose the latest save. A zero Created is set
+// to now.
 func (s *Store) SaveState(st *SessionState) error {
 	if !ValidID(st.ID) {
 		return fmt.Errorf("save session: %w", badID(st.ID))
@@ -104,20 +114,94 @@ func (s *Store) SaveState(st *SessionState) error {
 	if st.Created.IsZero() {
 		st.Created = time.Now()
 	}
-	b, err := json.Marshal(st)
+	b, err := encodeState(st)
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", st.ID, err)
 	}
-	if err := os.MkdirAll(s.SessionDir(st.ID), 0o700); err != nil {
-		return fmt.Errorf("save session %s: %w", st.ID, err)
+	path := s.StatePath(st.ID)
+	err = writeSwap(path, b)
+	if errors.Is(err, os.ErrNotExist) { // the session's directory is not there yet
+		if err = os.MkdirAll(s.SessionDir(st.ID), 0o700); err == nil {
+			err = writeSwap(path, b)
+		}
 	}
-	if err := writeAtomic(s.StatePath(st.ID), append(b, '\n'), 0o600); err != nil {
+	if err != nil {
 		return fmt.Errorf("save session %s: %w", st.ID, err)
 	}
 	return nil
 }
 
-// LoadState reads a session's saved state.
+// encodeState is json.Marshal(st) and a newline, with the messages, which
+// are JSON already, appended as they are rather than checked and copied
+// again (a long conversation is most of the file).
+func encodeState(st *SessionState) ([]byte, error) {
+	msgs := st.Messages
+	head := *st
+	head.Messages = nil
+	b, err := json.Marshal(&head)
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) == 0 {
+		return append(b, '\n'), nil
+	}
+	if !json.Valid(msgs) {
+		return nil, errors.New("the messages are not JSON")
+	}
+	out := make([]byte, 0, len(b)+len(msgs)+16)
+	out = append(out, b[:len(b)-1]...) // without its "}"
+	out = append(out, `,"messages":`...)
+	out = append(out, msgs...)
+	return append(out, "}\n"...), nil
+}
+
+// spareName is the file beside state.json that SaveState writes into.
+const spareName = ".state.json.next"
+
+// exchangeUnsupported is set once a file system has refused to exchange
+// names: later saves rename a temporary file instead.
+var exchangeUnsupported atomic.Bool
+
+// writeSwap makes data the content of path: written into the spare file
+// beside it, which then trades names with path. The first save, with no
+// path yet, renames the spare to it.
+func writeSwap(path string, data []byte) error {
+	if exchangeUnsupported.Load() {
+		return writeAtomic(path, data, 0o600)
+	}
+	spare := filepath.Join(filepath.Dir(path), spareName)
+	f, err := os.OpenFile(spare, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	// Written over from the start and cut to its length, not truncated
+	// to nothing first: its blocks are reused.
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	err = unix.Renameat2(unix.AT_FDCWD, spare, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ENOENT): // no state.json yet
+		return os.Rename(spare, path)
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
+		exchangeUnsupported.Store(true)
+		return writeAtomic(path, data, 0o600)
+	}
+	return err
+}
+
+// LoadState reads a session's saved state. A state.json that does not
+// parse (cut by a crash of the machine) gives way to the save before it, in
+// the spare file, when that one parses.
 func (s *Store) LoadState(id string) (*SessionState, error) {
 	if !ValidID(id) {
 		return nil, badID(id)
@@ -131,7 +215,14 @@ func (s *Store) LoadState(id string) (*SessionState, error) {
 	}
 	var st SessionState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("load session %s: %s does not parse: %v", id, s.StatePath(id), err)
+		perr := err
+		if prev, err := os.ReadFile(filepath.Join(s.SessionDir(id), spareName)); err == nil {
+			var older SessionState
+			if json.Unmarshal(prev, &older) == nil && older.ID == id {
+				return &older, nil
+			}
+		}
+		return nil, fmt.Errorf("load session %s: %s does not parse: %v", id, s.StatePath(id), perr)
 	}
 	return &st, nil
 }
