@@ -127,6 +127,7 @@ type Floor struct {
 	// denied directory renamed within its parent, a hard link) is not
 	// granted, whatever its name now.
 	gone map[fileID]string
+	w    *floorWorker // Do's thread (floor_worker.go)
 }
 
 type fileID struct{ dev, ino uint64 }
@@ -503,6 +504,9 @@ func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
 func (f *Floor) Do(fn func() error) error {
 	if f == nil {
 		return fn()
+	}
+	if err, ok := f.doOnWorker(fn); ok {
+		return err
 	}
 	ferr := error(nil)
 	_, err := f.restricted(func() error { ferr = fn(); return nil })
