@@ -1,0 +1,3 @@
+module piboot
+
+go 1.26
