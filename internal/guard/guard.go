@@ -171,6 +171,10 @@ type Options struct {
 	// written, a command line, a pattern, content written): the session's
 	// from prim's table. nil: DefaultTools.
 	Tools []ToolParam
+	// Denylist, when set, is NewPathDenylist of these options made already
+	// (the session makes it once, for the kernel floor too): resolving its
+	// paths is most of what New costs.
+	Denylist *PathDenylist
 }
 
 // Checker judges a request. A Decision with Verdict Allow means "no
@@ -207,7 +211,10 @@ func New(opts Options) *Guard {
 	if opts.Tools != nil {
 		g.roles = newRoles(opts.Tools)
 	}
-	g.deny = NewPathDenylist(opts)
+	g.deny = opts.Denylist
+	if g.deny == nil {
+		g.deny = NewPathDenylist(opts)
+	}
 	g.pin = &RepoPin{Folder: opts.Folder, Scratch: opts.Scratch, Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox}
 	g.argv = &ArgvTrigger{
 		Folder: opts.Folder, Scratch: opts.Scratch, Home: opts.Home,

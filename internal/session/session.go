@@ -282,13 +282,14 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	// the paths above, and nothing runs a command before it is joined.
 	floorc := make(chan madeFloor, 1)
 	go func() {
-		f, line := makeFloor(gopts, opts.NoKernelFloor)
-		floorc <- madeFloor{f, line}
+		f, line, d := makeFloor(gopts, opts.NoKernelFloor)
+		floorc <- madeFloor{f, line, d} // d is the guard's too (gopts.Denylist)
 	}()
 	joinFloor := func() {
 		if floorc != nil {
 			mf := <-floorc
 			s.floor, s.floorLine, floorc = mf.floor, mf.line, nil
+			gopts.Denylist = mf.deny
 		}
 	}
 	defer joinFloor() // on the error returns too: the goroutine ends before New does
@@ -437,11 +438,15 @@ func (s *Session) loadChain(parent context.Context) error {
 type madeFloor struct {
 	floor *sandbox.Floor
 	line  string
+	deny  *guard.PathDenylist
 }
 
-func makeFloor(g guard.Options, off bool) (*sandbox.Floor, string) {
+// makeFloor makes the kernel floor that denies what the guard's denylist
+// of g denies, or says why there is none; the denylist is returned for the
+// guard (made once: resolving its paths is most of guard.New's cost).
+func makeFloor(g guard.Options, off bool) (*sandbox.Floor, string, *guard.PathDenylist) {
 	if off {
-		return nil, "off (--no-kernel-floor, for this run only)"
+		return nil, "off (--no-kernel-floor, for this run only)", guard.NewPathDenylist(g)
 	}
 	// nodwyn's own configuration directory is made if it is missing (empty,
 	// 0700): the floor covers what exists, and a command must not be able
@@ -459,9 +464,9 @@ func makeFloor(g guard.Options, off bool) (*sandbox.Floor, string) {
 	}
 	f, err := sandbox.NewFloor(d.Dirs, except)
 	if err != nil {
-		return nil, "off (" + err.Error() + ")"
+		return nil, "off (" + err.Error() + ")", d
 	}
-	return f, f.String()
+	return f, f.String(), d
 }
 
 // FloorStatus says whether the kernel floor is on for this session:
