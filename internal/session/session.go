@@ -281,8 +281,9 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	// loads (on the other processor, where there is one): it needs only
 	// the paths above, and nothing runs a command before it is joined.
 	floorc := make(chan madeFloor, 1)
+	fopts := gopts // a copy: gopts gets the rest of the guard's options meanwhile
 	go func() {
-		f, line, d := makeFloor(gopts, opts.NoKernelFloor)
+		f, line, d := makeFloor(fopts, opts.NoKernelFloor)
 		floorc <- madeFloor{f, line, d} // d is the guard's too (gopts.Denylist)
 	}()
 	joinFloor := func() {
