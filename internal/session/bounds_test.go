@@ -160,3 +160,18 @@ func TestAnOrdinaryUserInitStillLoads(t *testing.T) {
 		t.Fatalf("%s: %s", r.out.Status, r.out.Text)
 	}
 }
+
+// No bound given is the defaults (the end-to-end tests give lower ones:
+// 50 million calls take a while under the race detector): 50 million
+// calls, 256 MB.
+func TestTheInitBoundsDefault(t *testing.T) {
+	if DefaultInitSteps != 50_000_000 || DefaultInitMemory != 256<<20 {
+		t.Errorf("the defaults are %d steps and %d bytes; the docs say 50 million and 256 MB", DefaultInitSteps, DefaultInitMemory)
+	}
+	if s, m := (Options{}).initBounds(); s != DefaultInitSteps || m != DefaultInitMemory {
+		t.Errorf("defaults %d steps, %d bytes", s, m)
+	}
+	if s, m := (Options{InitSteps: 5, InitMemory: 7}).initBounds(); s != 5 || m != 7 {
+		t.Errorf("given 5 and 7: %d, %d", s, m)
+	}
+}

@@ -394,13 +394,7 @@ func (s *Session) loadChain(parent context.Context) error {
 	}
 	ctx, cancel := s.withDeadline(parent)
 	defer cancel()
-	steps, mem := s.opts.InitSteps, s.opts.InitMemory
-	if steps <= 0 {
-		steps = DefaultInitSteps
-	}
-	if mem <= 0 {
-		mem = DefaultInitMemory
-	}
+	steps, mem := s.opts.initBounds()
 	s.interp.SetStepLimit(steps)
 	s.interp.SetMemoryLimit(mem)
 	defer func() {
@@ -440,6 +434,19 @@ type madeFloor struct {
 	floor *sandbox.Floor
 	line  string
 	deny  *guard.PathDenylist
+}
+
+// initBounds are the init chain's step and memory bounds: the options',
+// or DefaultInitSteps and DefaultInitMemory.
+func (o Options) initBounds() (steps, mem int64) {
+	steps, mem = o.InitSteps, o.InitMemory
+	if steps <= 0 {
+		steps = DefaultInitSteps
+	}
+	if mem <= 0 {
+		mem = DefaultInitMemory
+	}
+	return steps, mem
 }
 
 // makeFloor makes the kernel floor that denies what the guard's denylist
@@ -510,17 +517,11 @@ func (s *Session) loadFailed(ctx context.Context, what string, err error, fix st
 	}
 	switch {
 	case errors.Is(err, scheme.ErrStepLimit):
-		n := s.opts.InitSteps
-		if n <= 0 {
-			n = DefaultInitSteps
-		}
+		n, _ := s.opts.initBounds()
 		return fmt.Errorf("%s stopped: it made more than %d procedure calls, the init chain's step bound%s; the run stopped before any model call\n(look for a loop that never ends there, or raise the bound with [limits] init_steps in %s)",
 			what, n, where, cfg)
 	case errors.Is(err, scheme.ErrMemoryLimit):
-		n := s.opts.InitMemory
-		if n <= 0 {
-			n = DefaultInitMemory
-		}
+		_, n := s.opts.initBounds()
 		return fmt.Errorf("%s stopped: it kept more than %d MB of data, the init chain's memory bound%s; the run stopped before any model call\n(look for a loop that keeps building data there, or raise the bound with [limits] init_memory_mb in %s)",
 			what, n>>20, where, cfg)
 	}
