@@ -69,6 +69,10 @@ func TestScripts(t *testing.T) {
 			e.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
 			e.Setenv("TMPDIR", filepath.Join(e.WorkDir, "tmp"))
 			e.Setenv("NODWYN_PROFILE", "")
+			// A binary built with -race sleeps a second before it exits
+			// (the race detector's atexit_sleep_ms): the scripts start
+			// nodwyn hundreds of times.
+			e.Setenv("GORACE", "atexit_sleep_ms=0")
 			return nil
 		},
 	})
