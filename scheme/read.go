@@ -248,8 +248,23 @@ func (r *Reader) abbrev(p Pos, name string) Value {
 		r.failEOF(p, name)
 	}
 	d := r.datum()
-	pp := p
-	return &Pair{Car: Symbol(name), Cdr: &Pair{Car: d, Cdr: Nil, Pos: &pp}, Pos: &pp}
+	outer := posPair(Symbol(name), nil, p)
+	outer.Cdr = &Pair{Car: d, Cdr: Nil, Pos: outer.Pos}
+	return outer
+}
+
+// pairAt is a pair and the position it was read at, made in one allocation
+// (the reader makes one for every element of every list it reads).
+type pairAt struct {
+	pair Pair
+	pos  Pos
+}
+
+// posPair is a pair whose Pos is p, allocated with it.
+func posPair(car, cdr Value, p Pos) *Pair {
+	c := &pairAt{pair: Pair{Car: car, Cdr: cdr}, pos: p}
+	c.pair.Pos = &c.pos
+	return &c.pair
 }
 
 func (r *Reader) list(p Pos, close rune) Value {
@@ -295,12 +310,10 @@ func (r *Reader) list(p Pos, close rune) Value {
 		d := r.datum()
 		var cell *Pair
 		if head == nil {
-			pp := p
-			cell = &Pair{Car: d, Cdr: Nil, Pos: &pp}
+			cell = posPair(d, Nil, p)
 			head = cell
 		} else {
-			pp := ep
-			cell = &Pair{Car: d, Cdr: Nil, Pos: &pp}
+			cell = posPair(d, Nil, ep)
 			tail.Cdr = cell
 		}
 		tail = cell
