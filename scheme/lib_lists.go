@@ -28,6 +28,30 @@ func listLength(v Value) (int, bool) {
 	}
 }
 
+// circular reports whether the chain of pairs from v loops (Floyd's two
+// pointers; an improper or proper end stops it). reverse and list-copy ask
+// first: without it they made pairs until the 16M-element bound, 800 MB for
+// a three-element cycle.
+func circular(v Value) bool {
+	slow, fast := v, v
+	for {
+		p, ok := fast.(*Pair)
+		if !ok {
+			return false
+		}
+		q, ok := p.Cdr.(*Pair)
+		if !ok {
+			return false
+		}
+		fast = q.Cdr
+		slow = slow.(*Pair).Cdr
+		if slow == fast {
+			_, isPair := fast.(*Pair)
+			return isPair
+		}
+	}
+}
+
 func sliceToList(vals []Value) Value { return List(vals...) }
 
 func cxr(name, path string) *Primitive {
@@ -363,6 +387,9 @@ func listPrimitives() []*Primitive {
 			return result, nil
 		}),
 		prim("reverse", 1, 1, "(reverse list)", func(in *Interp, args []Value) (Value, error) {
+			if circular(args[0]) {
+				return nil, WrongType("reverse", "a list (it is circular or too long)", args[0])
+			}
 			var r Value = Nil
 			v := args[0]
 			for i := 1; ; i++ {
@@ -444,6 +471,9 @@ func listPrimitives() []*Primitive {
 			}
 		}),
 		prim("list-copy", 1, 1, "(list-copy obj) copies the spine of a list (an improper tail is kept)", func(in *Interp, args []Value) (Value, error) {
+			if circular(args[0]) {
+				return nil, WrongType("list-copy", "a list (it is circular or too long)", args[0])
+			}
 			var head, tail *Pair
 			v := args[0]
 			for i := 1; ; i++ {

@@ -38,3 +38,16 @@
 (assert-true (equal? (list 1 (vector 2 "x" #u8(1)) 3 . (4)) (list 1 (vector 2 "x" #u8(1)) 3 4)))
 (assert-false (equal? (vector 1 2) (vector 1 3)))
 (assert-false (equal? '(1 2 . 3) '(1 2 . 4)))
+---
+; a cycle is found at once, not after the size bound (which made 16M pairs
+; first), whatever its length, and not in a list that ends
+(define (cycle n) (let ((l (iota n))) (set-cdr! (last-pair l) l) l))
+(reverse (cycle 1)) ; ### "reverse: not a list \(it is circular or too long\)"
+(reverse (cycle 7)) ; ### "reverse: not a list"
+(list-copy (cycle 2)) ; ### "list-copy: not a list \(it is circular or too long\)"
+(define tail-loop (cons 'a (cons 'b (cycle 3))))
+(list-copy tail-loop) ; ### "list-copy: not a list"
+(assert-equal '(3 2 1) (reverse '(1 2 3)))
+(assert-equal '(1 2 . 3) (list-copy '(1 2 . 3)))
+(assert-equal '() (reverse '()))
+(assert-equal 5 (list-copy 5))
