@@ -77,7 +77,8 @@ type trajectoryWriter struct {
 	path    string
 	t       atifTrajectory
 	pending []string  // call ids of the last agent step not yet answered
-	flushed time.Time // when the file was last written
+	flushed time.Time     // when the file was last written
+	cost    time.Duration // how long that write took
 	dirty   bool
 	timer   *time.Timer
 }
@@ -212,7 +213,7 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 		return
 	}
 	if tw.timer == nil {
-		tw.timer = time.AfterFunc(flushEvery, func() {
+		tw.timer = time.AfterFunc(tw.every(), func() {
 			tw.mu.Lock()
 			defer tw.mu.Unlock()
 			tw.timer = nil
@@ -224,12 +225,20 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 	// The file is rewritten whole, so at most twice a second: a long run
 	// does not write its trajectory hundreds of times over, and a run cut
 	// off loses at most the last half second of steps.
-	if time.Since(tw.flushed) >= flushEvery {
+	if time.Since(tw.flushed) >= tw.every() {
 		tw.flush()
 	}
 }
 
 const flushEvery = 500 * time.Millisecond
+
+// every is how long after a write the next may come: half a second, or
+// twenty times what the last write took when that is longer, so that
+// rewriting a trajectory of many megabytes (hours of steps) takes at most
+// a twentieth of the run.
+func (tw *trajectoryWriter) every() time.Duration {
+	return max(flushEvery, 20*tw.cost)
+}
 
 func (tw *trajectoryWriter) flush() error {
 	if len(tw.t.Steps) == 0 {
@@ -237,6 +246,7 @@ func (tw *trajectoryWriter) flush() error {
 	}
 	tw.flushed = time.Now()
 	tw.dirty = false
+	defer func() { tw.cost = time.Since(tw.flushed) }()
 	b, err := json.MarshalIndent(tw.t, "", "  ")
 	if err != nil {
 		return err

@@ -53,3 +53,25 @@ func TestTrajectoryTimerFlushAndShape(t *testing.T) {
 		t.Fatalf("status not in extra: %s", b)
 	}
 }
+
+// A trajectory that takes long to write is written less often: at most a
+// twentieth of the run goes to rewriting it (hours of steps are megabytes).
+func TestTrajectoryWritesSpaceOutWithTheirCost(t *testing.T) {
+	tw := &trajectoryWriter{}
+	if got := tw.every(); got != flushEvery {
+		t.Errorf("a quick write: every %s, want %s", got, flushEvery)
+	}
+	tw.cost = 100 * time.Millisecond
+	if got := tw.every(); got != 2*time.Second {
+		t.Errorf("a write of 100 ms: every %s, want 2s", got)
+	}
+	p := filepath.Join(t.TempDir(), "t.json")
+	tw, err := newTrajectory(p, "m", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw.event(store.Event{Type: "message", Time: time.Now(), Data: map[string]any{"text": "hi"}})
+	if tw.cost <= 0 {
+		t.Error("the write's cost was not taken")
+	}
+}
