@@ -26,7 +26,9 @@ import (
 // (startup-inproc-ms, startup-daemon-ms, and their difference,
 // added-startup-ms: the target is ≤ 2), and the time per turn of a 20-turn
 // run whose tool spawns nothing (fs-read): turn-inproc-ms, turn-daemon-ms,
-// added-turn-ms.
+// added-turn-ms, each (wall − launch to the first request) / 20, the run's
+// end included; and turn-marginal-inproc-ms, what a turn adds: (the
+// twenty-turn run − the run that asks the model once) / 20, both whole.
 func BenchmarkDaemon(b *testing.B) {
 	dir := b.TempDir()
 	bin := buildNodwyn(b, dir)
@@ -131,20 +133,24 @@ func BenchmarkDaemon(b *testing.B) {
 		}
 		return time.Unix(0, f).Sub(t0), wall
 	}
-	var sIn, sD, tIn, tD []float64
+	var sIn, sD, tIn, tD, mg []float64
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s, _ := run(false, "say done")
+		s, w0 := run(false, "say done")
 		sIn = append(sIn, ms(s))
 		s, _ = run(true, "say done")
 		sD = append(sD, ms(s))
 		s, w := run(false, "twenty turns")
 		tIn = append(tIn, ms(w-s)/turns)
+		// What a turn adds: the twenty-turn run less the one that asks
+		// the model once, both whole (the start and the end are in both).
+		mg = append(mg, ms(w-w0)/turns)
 		s, w = run(true, "twenty turns")
 		tD = append(tD, ms(w-s)/turns)
 	}
 	b.StopTimer()
+	b.ReportMetric(median(mg), "turn-marginal-inproc-ms")
 	mIn, mD, tmIn, tmD := median(sIn), median(sD), median(tIn), median(tD)
 	b.ReportMetric(mIn, "startup-inproc-ms")
 	b.ReportMetric(mD, "startup-daemon-ms")
