@@ -76,7 +76,7 @@ type trajectoryWriter struct {
 	mu      sync.Mutex
 	path    string
 	t       atifTrajectory
-	pending []string  // call ids of the last agent step not yet answered
+	pending []string      // call ids of the last agent step not yet answered
 	flushed time.Time     // when the file was last written
 	cost    time.Duration // how long that write took
 	dirty   bool
