@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/nodwyn/nodwyn/internal/config"
@@ -157,6 +158,12 @@ func readWithoutEcho(f *os.File, stderr io.Writer, prompt string) (string, error
 		err error
 	}
 	got := make(chan line, 1)
+	// The echo goes off before the prompt shows: a key pasted the moment
+	// the prompt appears is not echoed (term.ReadPassword turns it off
+	// only once it reads).
+	if err := echoOff(fd); err != nil {
+		return "", &exitError{code: ExitFailed, err: fmt.Errorf("the terminal: %w", err)}
+	}
 	fmt.Fprint(stderr, prompt)
 	go func() {
 		b, err := term.ReadPassword(fd)
@@ -164,6 +171,7 @@ func readWithoutEcho(f *os.File, stderr io.Writer, prompt string) (string, error
 	}()
 	select {
 	case l := <-got:
+		_ = term.Restore(fd, state)
 		fmt.Fprintln(stderr)
 		if l.err != nil {
 			return "", &exitError{code: ExitFailed, err: fmt.Errorf("reading the key from the terminal: %w", l.err)}
@@ -174,6 +182,16 @@ func readWithoutEcho(f *os.File, stderr io.Writer, prompt string) (string, error
 		fmt.Fprintln(stderr)
 		return "", &exitError{code: ExitInterrupted, err: errors.New("interrupted: nothing stored")}
 	}
+}
+
+// echoOff turns the terminal's echo off, leaving the rest as it is.
+func echoOff(fd int) error {
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return err
+	}
+	t.Lflag &^= unix.ECHO
+	return unix.IoctlSetTermios(fd, unix.TCSETS, t)
 }
 
 // keyFound is where a run's key was found.

@@ -324,6 +324,9 @@ func TestLoginAtATerminal(t *testing.T) {
 		done := make(chan int, 1)
 		go func() { done <- Main([]string{"login", "openai"}, slave, &stdout, stderr, getenv) }()
 		waitFor(t, func() bool { return strings.Contains(stderr.String(), "openai API key (not shown as you type") })
+		if echoOn(t, slave) { // a key pasted now would be echoed
+			t.Error("the prompt showed with the echo still on")
+		}
 		if _, err := master.Write([]byte(key + "\n")); err != nil {
 			t.Fatal(err)
 		}
