@@ -195,11 +195,14 @@ func exitCode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// waitFile waits up to 20 s for a file to appear: waitfile FILE.
+// waitFile waits up to 20 s for a file to appear: waitfile FILE. A
+// regular file counts once it holds something: a shell's `echo $$ > pid`
+// makes it empty before it writes, and a script that acted on the empty
+// file (interrupting the command) could find it empty for good.
 func waitFile(ts *testscript.TestScript, neg bool, args []string) {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+		if fi, err := os.Stat(ts.MkAbs(args[0])); err == nil && (!fi.Mode().IsRegular() || fi.Size() > 0) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
