@@ -10,9 +10,9 @@ import (
 // session's mark, before the first program a tool starts, and not at all
 // in a run whose tools start none.
 func TestBeforeFirstProcessOnceBeforeTheFirstProgram(t *testing.T) {
-	// run runs model with the hook recording each mark it gets and
+	// start runs model with the hook recording each mark it gets and
 	// whether the first command had run by then (it makes "ran").
-	run := func(model string) (*run, []string, bool) {
+	start := func(model string) (*run, []string, bool) {
 		opts := baseOpts(t)
 		if err := os.WriteFile(filepath.Join(opts.Folder, "a.txt"), []byte("a\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -30,10 +30,10 @@ func TestBeforeFirstProcessOnceBeforeTheFirstProgram(t *testing.T) {
 		}
 		return r, marks, late
 	}
-	if _, marks, _ := run("> reply\ncall fs-read {\"path\": \"a.txt\"}\n> reply\nDone.\n"); len(marks) != 0 {
+	if _, marks, _ := start("> reply\ncall fs-read {\"path\": \"a.txt\"}\n> reply\nDone.\n"); len(marks) != 0 {
 		t.Fatalf("a run that started no program: the hook was called %d times", len(marks))
 	}
-	r, marks, late := run("> reply\ncall shell-exec {\"command\": \"touch ran\"}\n> reply\ncall shell-exec {\"command\": \"echo again\"}\n> reply\nDone.\n")
+	r, marks, late := start("> reply\ncall shell-exec {\"command\": \"touch ran\"}\n> reply\ncall shell-exec {\"command\": \"echo again\"}\n> reply\nDone.\n")
 	if len(marks) != 1 {
 		t.Fatalf("the hook was called %d times, want once", len(marks))
 	}
