@@ -89,6 +89,18 @@ func (h *NoSandbox) Capabilities() Caps {
 // Floor is the kernel floor commands start under; nil when there is none.
 func (h *NoSandbox) Floor() *Floor { return h.opts.Floor }
 
+// Starting is to be called before a program nodwyn starts on its own
+// account with the commands' environment (git status, which a filter
+// driver the model configured can make start others): the watchdog's hook
+// runs if it has not (BeforeFirstStart), and Close looks for what carries
+// the mark.
+func (h *NoSandbox) Starting() {
+	if h.opts.BeforeFirstStart != nil {
+		h.firstStart.Do(h.opts.BeforeFirstStart)
+	}
+	h.started.Store(true)
+}
+
 // startCmd starts cmd, under the floor when there is one.
 func (h *NoSandbox) startCmd(cmd *exec.Cmd) (*floorStart, error) {
 	if h.opts.BeforeFirstStart != nil {

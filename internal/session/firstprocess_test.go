@@ -12,8 +12,11 @@ import (
 func TestBeforeFirstProcessOnceBeforeTheFirstProgram(t *testing.T) {
 	// start runs model with the hook recording each mark it gets and
 	// whether the first command had run by then (it makes "ran").
-	start := func(model string) (*run, []string, bool) {
+	start := func(model string, git bool) (*run, []string, bool) {
 		opts := baseOpts(t)
+		if git {
+			gitInit(t, opts.Folder)
+		}
 		if err := os.WriteFile(filepath.Join(opts.Folder, "a.txt"), []byte("a\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -30,10 +33,17 @@ func TestBeforeFirstProcessOnceBeforeTheFirstProgram(t *testing.T) {
 		}
 		return r, marks, late
 	}
-	if _, marks, _ := start("> reply\ncall fs-read {\"path\": \"a.txt\"}\n> reply\nDone.\n"); len(marks) != 0 {
+	const readOnly = "> reply\ncall fs-read {\"path\": \"a.txt\"}\n> reply\nDone.\n"
+	if _, marks, _ := start(readOnly, false); len(marks) != 0 {
 		t.Fatalf("a run that started no program: the hook was called %d times", len(marks))
 	}
-	r, marks, late := start("> reply\ncall shell-exec {\"command\": \"touch ran\"}\n> reply\ncall shell-exec {\"command\": \"echo again\"}\n> reply\nDone.\n")
+	// In a git work tree the loop asks git status each turn, and a filter
+	// driver the model configured may start programs from it: the
+	// watchdog comes first there too.
+	if _, marks, _ := start(readOnly, true); len(marks) != 1 {
+		t.Fatalf("a run in a git work tree: the hook was called %d times, want once (before git status)", len(marks))
+	}
+	r, marks, late := start("> reply\ncall shell-exec {\"command\": \"touch ran\"}\n> reply\ncall shell-exec {\"command\": \"echo again\"}\n> reply\nDone.\n", false)
 	if len(marks) != 1 {
 		t.Fatalf("the hook was called %d times, want once", len(marks))
 	}
