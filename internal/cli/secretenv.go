@@ -128,28 +128,43 @@ func scrubEnviron(hide []string) error {
 	return nil
 }
 
-// wipeEntries overwrites with NUL bytes each NUL-terminated entry of area
-// that is one of hide. It is an error when one of hide is not there: area
-// is then not the environment the process was started with.
+// wipeEntries overwrites with NUL bytes every NUL-terminated entry of area
+// whose name is the name of one of hide: all of them, a second
+// OPENAI_API_KEY=… after the first included (the Go runtime keeps only the
+// first, but the kernel shows both). It is an error when one of hide is
+// not there: area is then not the environment the process was started
+// with.
 func wipeEntries(area []byte, hide []string) error {
 	want := make(map[string]bool, len(hide))
+	names := make(map[string]bool, len(hide))
 	for _, kv := range hide {
 		want[kv] = true
+		name, _, _ := strings.Cut(kv, "=")
+		names[name] = true
 	}
 	found := map[string]bool{}
+	var wipe [][2]int
 	for off := 0; off < len(area); {
 		n := bytes.IndexByte(area[off:], 0)
 		if n < 0 {
 			n = len(area) - off
 		}
-		if kv := string(area[off : off+n]); want[kv] {
-			found[kv] = true
-			clear(area[off : off+n])
+		kv := string(area[off : off+n])
+		if name, _, _ := strings.Cut(kv, "="); names[name] {
+			if want[kv] {
+				found[kv] = true
+			}
+			wipe = append(wipe, [2]int{off, off + n})
 		}
 		off += n + 1
 	}
-	if len(found) != len(want) {
-		return errors.New("the environment's memory is not the environment the process has")
+	for kv := range want {
+		if !found[kv] {
+			return errors.New("the environment's memory is not the environment the process has")
+		}
+	}
+	for _, w := range wipe {
+		clear(area[w[0]:w[1]])
 	}
 	return nil
 }

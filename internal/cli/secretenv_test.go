@@ -16,6 +16,16 @@ func TestWipeEntries(t *testing.T) {
 	if string(area) != want {
 		t.Errorf("wiped: %q, want %q", area, want)
 	}
+	// Every entry of a hidden name goes, not only the one the runtime
+	// kept: a second copy (a wrapper that appended to the environment) is
+	// a live key too.
+	area = []byte("OPENAI_API_KEY=first\x00PATH=/bin\x00OPENAI_API_KEY=second\x00OPENAI_API_KEY=\x00")
+	if err := wipeEntries(area, []string{"OPENAI_API_KEY=first"}); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(area, []byte("second")) || bytes.Contains(area, []byte("OPENAI")) || !bytes.Contains(area, []byte("PATH=/bin")) {
+		t.Errorf("wiped: %q", area)
+	}
 	// An area that is not the environment the process has (a value
 	// changed, an entry missing) is refused, and the caller re-executes.
 	area = []byte("HOME=/h\x00OPENAI_API_KEY=sk-2\x00")
