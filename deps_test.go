@@ -18,8 +18,8 @@ var allowedImports = map[string][]string{
 	// The interpreter stands alone: other programs can adopt it.
 	"scheme": {},
 	// Plain storage and configuration: the standard library (and the TOML
-	// reader; x/sys/unix for the exchange of names a state save ends with).
-	"internal/store":   {"golang.org/x/sys/unix"},
+	// reader).
+	"internal/store":   {},
 	"internal/config":  {"github.com/BurntSushi/toml"},
 	"internal/trust":   {},
 	"internal/journal": {},

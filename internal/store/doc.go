@@ -2,7 +2,6 @@
 // ($XDG_DATA_HOME/nodwyn):
 //
 //	sessions/<id>/state.json    the session's state, for resume (SaveState, LoadState, ListSessions)
-//	sessions/<id>/.state.json.next  the save before it, SaveState's spare (LoadState's fallback)
 //	sessions/<id>/events.jsonl  its event log, written as it happens (OpenLog, ReadLog, RenderLog)
 //	sessions/<id>/journal.jsonl its signed journal of self-validations (JournalPath; package journal)
 //	versions/index.jsonl        what file tools overwrote: one entry per backup (Backup, Versions, Restore)

@@ -11,11 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // SessionState is what a session saves to be listed and resumed.
@@ -98,15 +94,9 @@ func badID(id string) error {
 
 // SaveState writes st to its state.json atomically: a reader, or a process
 // resuming after this one was killed, sees the old state or the new one, never
-// a part. The new state is written into the session's spare file,
-// .state.json.next, which then trades names with state.json in one
-// rename(2) (RENAME_EXCHANGE): no file is made or truncated to nothing,
-// which on ext4 cost a save 150 µs of its 170 (BenchmarkSaveState). The
-// spare then holds the save before, which LoadState falls back to should
-// state.json not parse. Where the file system cannot exchange names, a
-// temporary file is renamed over state.json. It does not fsync, so a
-// machine that loses power may lose the latest save. A zero Created is set
-// to now.
+// a part (a new file each time, renamed over it: a file a reader has open is
+// never written again). It does not fsync (BenchmarkSaveState), so a machine
+// that loses power may lose the latest save. A zero Created is set to now.
 func (s *Store) SaveState(st *SessionState) error {
 	if !ValidID(st.ID) {
 		return fmt.Errorf("save session: %w", badID(st.ID))
@@ -119,10 +109,10 @@ func (s *Store) SaveState(st *SessionState) error {
 		return fmt.Errorf("save session %s: %w", st.ID, err)
 	}
 	path := s.StatePath(st.ID)
-	err = writeSwap(path, b)
+	err = writeAtomic(path, b, 0o600)
 	if errors.Is(err, os.ErrNotExist) { // the session's directory is not there yet
 		if err = os.MkdirAll(s.SessionDir(st.ID), 0o700); err == nil {
-			err = writeSwap(path, b)
+			err = writeAtomic(path, b, 0o600)
 		}
 	}
 	if err != nil {
@@ -155,53 +145,7 @@ func encodeState(st *SessionState) ([]byte, error) {
 	return append(out, "}\n"...), nil
 }
 
-// spareName is the file beside state.json that SaveState writes into.
-const spareName = ".state.json.next"
-
-// exchangeUnsupported is set once a file system has refused to exchange
-// names: later saves rename a temporary file instead.
-var exchangeUnsupported atomic.Bool
-
-// writeSwap makes data the content of path: written into the spare file
-// beside it, which then trades names with path. The first save, with no
-// path yet, renames the spare to it.
-func writeSwap(path string, data []byte) error {
-	if exchangeUnsupported.Load() {
-		return writeAtomic(path, data, 0o600)
-	}
-	spare := filepath.Join(filepath.Dir(path), spareName)
-	f, err := os.OpenFile(spare, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return err
-	}
-	// Written over from the start and cut to its length, not truncated
-	// to nothing first: its blocks are reused.
-	_, err = f.WriteAt(data, 0)
-	if err == nil {
-		err = f.Truncate(int64(len(data)))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	err = unix.Renameat2(unix.AT_FDCWD, spare, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, unix.ENOENT): // no state.json yet
-		return os.Rename(spare, path)
-	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
-		exchangeUnsupported.Store(true)
-		return writeAtomic(path, data, 0o600)
-	}
-	return err
-}
-
-// LoadState reads a session's saved state. A state.json that does not
-// parse (cut by a crash of the machine) gives way to the save before it, in
-// the spare file, when that one parses.
+// LoadState reads a session's saved state.
 func (s *Store) LoadState(id string) (*SessionState, error) {
 	if !ValidID(id) {
 		return nil, badID(id)
@@ -215,14 +159,7 @@ func (s *Store) LoadState(id string) (*SessionState, error) {
 	}
 	var st SessionState
 	if err := json.Unmarshal(b, &st); err != nil {
-		perr := err
-		if prev, err := os.ReadFile(filepath.Join(s.SessionDir(id), spareName)); err == nil {
-			var older SessionState
-			if json.Unmarshal(prev, &older) == nil && older.ID == id {
-				return &older, nil
-			}
-		}
-		return nil, fmt.Errorf("load session %s: %s does not parse: %v", id, s.StatePath(id), perr)
+		return nil, fmt.Errorf("load session %s: %s does not parse: %v", id, s.StatePath(id), err)
 	}
 	return &st, nil
 }

@@ -175,73 +175,14 @@ func TestSaveStateIsAtomic(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
-	// No temporary files are left behind: the state and its spare.
+	// No temporary files are left behind.
 	ents, _ := os.ReadDir(s.SessionDir(id))
 	var names []string
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if !slices.Equal(names, []string{spareName, "state.json"}) {
-		t.Errorf("session dir holds %v, want only state.json and %s", names, spareName)
-	}
-}
-
-// The spare holds the save before the last; a state.json cut short (the
-// machine crashed before it reached the disk) gives way to it.
-func TestLoadStateFallsBackToTheSaveBefore(t *testing.T) {
-	s := openStore(t)
-	id := "spare1"
-	first, second := sampleState(id), sampleState(id)
-	first.Status, second.Status = "running", "finished"
-	for _, st := range []*SessionState{first, second} {
-		if err := s.SaveState(st); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := s.LoadState(id)
-	if err != nil || st.Status != "finished" {
-		t.Fatalf("LoadState: %v, %v; want the last save", st, err)
-	}
-	prev, err := os.ReadFile(filepath.Join(s.SessionDir(id), spareName))
-	if err != nil || !strings.Contains(string(prev), `"status":"running"`) {
-		t.Fatalf("the spare holds %q (%v), want the save before", prev, err)
-	}
-	whole, _ := os.ReadFile(s.StatePath(id))
-	if err := os.WriteFile(s.StatePath(id), whole[:len(whole)/2], 0o600); err != nil {
-		t.Fatal(err)
-	}
-	st, err = s.LoadState(id)
-	if err != nil || st.Status != "running" {
-		t.Fatalf("with state.json cut short: %v, %v; want the save before", st, err)
-	}
-	// with both unreadable, the error names state.json
-	if err := os.WriteFile(filepath.Join(s.SessionDir(id), spareName), []byte("{"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.LoadState(id); err == nil || !strings.Contains(err.Error(), "state.json does not parse") {
-		t.Fatalf("both unreadable: %v", err)
-	}
-}
-
-// Where the file system cannot exchange names, a temporary file is
-// renamed over state.json, and nothing is left beside it.
-func TestSaveStateWithoutExchange(t *testing.T) {
-	exchangeUnsupported.Store(true)
-	defer exchangeUnsupported.Store(false)
-	s := openStore(t)
-	st := sampleState("noexch1")
-	for range 3 {
-		if err := s.SaveState(st); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := s.LoadState(st.ID)
-	if err != nil || got.ID != st.ID {
-		t.Fatalf("LoadState: %v, %v", got, err)
-	}
-	ents, _ := os.ReadDir(s.SessionDir(st.ID))
-	if len(ents) != 1 {
-		t.Errorf("%d files in the session dir, want state.json alone", len(ents))
+	if !slices.Equal(names, []string{"state.json"}) {
+		t.Errorf("session dir holds %v, want only state.json", names)
 	}
 }
 
