@@ -172,6 +172,23 @@ func NewFloor(deny, except []string) (*Floor, error) {
 	return f, nil
 }
 
+// Close lets go of the floor's ruleset and its kept thread (a daemon runs
+// many sessions, each with a floor). A nil floor, or a closed one, is left
+// as it is; a command started later builds a ruleset anew.
+func (f *Floor) Close() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.w != nil {
+		f.w.retire()
+		f.w = nil
+	}
+	f.last.close()
+	f.last = nil
+}
+
 // ABI is the Landlock ABI the floor uses.
 func (f *Floor) ABI() int { return f.abi }
 

@@ -133,3 +133,34 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// Close gives back the floor's descriptors (a daemon makes a floor for
+// each session), and a floor used after it builds its ruleset anew.
+func TestFloorCloseGivesBackItsDescriptors(t *testing.T) {
+	needFloor(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.txt")
+	os.WriteFile(file, []byte("a\n"), 0o644)
+	fds := func() int { ents, _ := os.ReadDir("/proc/self/fd"); return len(ents) }
+	before := fds()
+	for range 5 {
+		f, err := NewFloor([]string{filepath.Join(dir, "secret")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Do(func() error { _, err := os.ReadFile(file); return err }); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		f.Close() // twice is harmless
+		if err := f.Do(func() error { _, err := os.ReadFile(file); return err }); err != nil {
+			t.Fatalf("after Close: %v", err)
+		}
+		f.Close()
+	}
+	if after := fds(); after > before+1 {
+		t.Errorf("%d descriptors open after five floors were closed, %d before", after, before)
+	}
+	var nilFloor *Floor
+	nilFloor.Close()
+}

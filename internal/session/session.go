@@ -213,7 +213,7 @@ type Session struct {
 // New makes a session: the scratch directory, the guard, the tools, the log
 // and the Scheme environment with the init chain loaded. An error in a
 // project's init.scm is returned here, before any model call.
-func New(ctx context.Context, opts Options) (*Session, error) {
+func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	if opts.Stdout == nil {
 		opts.Stdout = io.Discard
 	}
@@ -293,7 +293,12 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 			gopts.Denylist = mf.deny
 		}
 	}
-	defer joinFloor() // on the error returns too: the goroutine ends before New does
+	defer func() { // on the error returns too: the goroutine ends before New does
+		joinFloor()
+		if err != nil {
+			s.floor.Close() // the session was closed without it
+		}
+	}()
 	s.gitRepo = prim.IsGitRepo(opts.Folder)
 
 	if !opts.Dry {
@@ -722,6 +727,7 @@ func (s *Session) Close() error {
 	if s.tools != nil {
 		s.tools.Close()
 	}
+	s.floor.Close() // after the tools: their commands started under it
 	if s.journal != nil {
 		s.journal.Close()
 	}
