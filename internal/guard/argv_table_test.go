@@ -26,7 +26,7 @@ func TestEveryProgramInTheTableIsInBothSuites(t *testing.T) {
 	}
 	legit, exfil := runs("legit.txt"), runs("exfil.txt")
 	bySpec := map[*cmdSpec][]string{}
-	for name, sp := range programs {
+	for name, sp := range progTable() {
 		bySpec[sp] = append(bySpec[sp], name)
 	}
 	var missing []string
@@ -50,7 +50,7 @@ func TestEveryProgramInTheTableIsInBothSuites(t *testing.T) {
 func TestTheBuiltinsAreNotInTheTable(t *testing.T) {
 	e := newTestEnv(t)
 	an := newAnalyzer(e.guard(false).argv, "", time.Now().Add(time.Minute))
-	for name := range programs {
+	for name := range progTable() {
 		if _, ok := an.builtin(name, []string{"x"}, "", false); ok {
 			t.Errorf("%s is a builtin and a table entry", name)
 		}

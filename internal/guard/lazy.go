@@ -59,11 +59,13 @@ var (
 	warmed   = make(chan struct{}) // closed when Warm's goroutine is done
 )
 
-// Warm compiles the guard's expressions on a goroutine of its own, once per
-// process; what a judgement needs before they are done it compiles itself.
+// Warm makes the guard's tables (progTable) and compiles its expressions on
+// a goroutine of its own, once per process; what a judgement needs before
+// they are done it makes itself.
 func Warm() {
 	warmOnce.Do(func() {
 		go func() {
+			progTable()
 			for _, l := range lazyREs {
 				l.get()
 			}
