@@ -456,11 +456,8 @@ func (m *Anthropic) attempt(ctx context.Context, body []byte, maxTokens int, c *
 	if err != nil {
 		return Reply{}, err
 	}
-	if n == 0 {
-		return Reply{}, c.notStream()
-	}
-	if !stopped {
-		return Reply{}, fmt.Errorf("%w: the stream ended with no message_stop", errStreamCut)
+	if err := c.ended(n, stopped, "message_stop"); err != nil {
+		return Reply{}, err
 	}
 	if k := len(order); reply.StopReason == "max_tokens" && k > 0 && order[k-1].kind == "tool_use" {
 		if last := order[k-1]; !last.stopped || cutArgs(last.args.String()) {

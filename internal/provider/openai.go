@@ -11,7 +11,12 @@ import (
 
 // OpenAI is a model behind an OpenAI-compatible Chat Completions endpoint
 // (POST {base}/chat/completions, streamed).
-type OpenAI struct {
+type OpenAI struct{ openaiEndpoint }
+
+// openaiEndpoint is what the two OpenAI APIs (Chat Completions, OpenAI;
+// Responses) share: where requests go with which key, the model, and the
+// retries and compatibility state of the endpoint.
+type openaiEndpoint struct {
 	hc        *http.Client
 	apiKey    string
 	model     string
@@ -22,31 +27,43 @@ type OpenAI struct {
 	compat    compatState
 }
 
-func newOpenAI(cfg Config) (*OpenAI, error) {
+// init checks cfg for an OpenAI API and makes e its endpoint: path is the
+// API's below the base URL, example a model to name in the error when none
+// is given.
+func (e *openaiEndpoint) init(cfg Config, path, example string) error {
 	base, u, err := checkBase("openai", cfg.BaseURL, DefaultOpenAIURL, "http://127.0.0.1:8080/v1")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.Model == "" {
-		return nil, fmt.Errorf("provider openai: no model named; set the model (e.g. gpt-4o)")
+		return fmt.Errorf("provider openai: no model named; set the model (e.g. %s)", example)
 	}
 	official := u.Host == "api.openai.com"
 	if official && cfg.APIKey == "" {
-		return nil, fmt.Errorf("provider openai: no API key for %s; set OPENAI_API_KEY or the key variable named in [provider]", base)
+		return fmt.Errorf("provider openai: no API key for %s; set OPENAI_API_KEY or the key variable named in [provider]", base)
 	}
 	if err := cfg.Compat.check("openai"); err != nil {
-		return nil, err
+		return err
 	}
-	return &OpenAI{
+	*e = openaiEndpoint{
 		hc:        cfg.httpClient(base),
 		apiKey:    cfg.APIKey,
 		model:     cfg.Model,
 		official:  official,
-		url:       base + "/chat/completions",
+		url:       base + path,
 		reasoning: cfg.Reasoning,
-		retry:     newRetrier("openai", base+"/chat/completions", cfg),
+		retry:     newRetrier("openai", base+path, cfg),
 		compat:    compatState{cc: cfg.Compat},
-	}, nil
+	}
+	return nil
+}
+
+func newOpenAI(cfg Config) (*OpenAI, error) {
+	m := &OpenAI{}
+	if err := m.init(cfg, "/chat/completions", "gpt-4o"); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Name returns "openai:MODEL".
@@ -54,14 +71,32 @@ func (m *OpenAI) Name() string { return "openai:" + m.model }
 
 // Stream sends req and streams the reply, retrying as Config says.
 func (m *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error) {
+	return m.stream(ctx, req, onDelta, func(cc Compat) (any, compatSent) { return m.params(req, cc) }, m.attempt)
+}
+
+// stream sends req, its body params makes under the compatibility the
+// endpoint has found, through attempt, retrying as Config says.
+func (e *openaiEndpoint) stream(ctx context.Context, req Request, onDelta func(Delta), params func(Compat) (any, compatSent),
+	attempt func(ctx context.Context, body []byte, maxTokens int, c *capture, onDelta func(Delta)) (Reply, error)) (Reply, error) {
 	build := func(cc Compat) ([]byte, compatSent, error) {
-		p, sent := m.params(req, cc)
+		p, sent := params(cc)
 		b, err := encodeBody(p)
 		return b, sent, err
 	}
-	return m.compat.stream(ctx, m.retry, onDelta, build, func(ctx context.Context, body []byte, c *capture) (Reply, error) {
-		return m.attempt(ctx, body, req.MaxTokens, c, onDelta)
+	return e.compat.stream(ctx, e.retry, onDelta, build, func(ctx context.Context, body []byte, c *capture) (Reply, error) {
+		return attempt(ctx, body, req.MaxTokens, c, onDelta)
 	})
+}
+
+// header is the requests' header: Config's key and nothing else (no
+// OPENAI_* variable is read, so a key goes only where nodwyn's
+// configuration says).
+func (e *openaiEndpoint) header() http.Header {
+	h := http.Header{}
+	if e.apiKey != "" {
+		h.Set("Authorization", "Bearer "+e.apiKey)
+	}
+	return h
 }
 
 // The request body of Chat Completions, as much of it as nodwyn sends.
@@ -186,16 +221,6 @@ func (m *OpenAI) params(req Request, cc Compat) (chatRequest, compatSent) {
 	return p, sent
 }
 
-func (m *OpenAI) header() http.Header {
-	h := http.Header{}
-	// Config's key and nothing else: no OPENAI_* variable is read, so a
-	// key goes only where nodwyn's configuration says.
-	if m.apiKey != "" {
-		h.Set("Authorization", "Bearer "+m.apiKey)
-	}
-	return h
-}
-
 // chatChunk is one event of a Chat Completions stream.
 type chatChunk struct {
 	Choices []struct {
@@ -310,11 +335,8 @@ func (m *OpenAI) attempt(ctx context.Context, body []byte, maxTokens int, c *cap
 	if err != nil {
 		return Reply{}, err
 	}
-	if n == 0 {
-		return Reply{}, c.notStream()
-	}
-	if !finished {
-		return Reply{}, fmt.Errorf("%w: the stream ended with no finish_reason", errStreamCut)
+	if err := c.ended(n, finished, "finish_reason"); err != nil {
+		return Reply{}, err
 	}
 	if reply.StopReason == "length" && len(calls) > 0 && cutArgs(calls[len(calls)-1].Arguments) {
 		return Reply{}, c.outputLimit(m.maxField(m.compat.get()), maxTokens, calls[len(calls)-1].Name)

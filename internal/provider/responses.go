@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 )
@@ -21,39 +20,14 @@ import (
 // encrypted_content (a server that did not honour the include) is not
 // sent: without it the API would look the id up among stored items and
 // fail.
-type Responses struct {
-	hc        *http.Client
-	apiKey    string
-	model     string
-	url       string
-	reasoning string
-	retry     retrier
-	compat    compatState
-}
+type Responses struct{ openaiEndpoint }
 
 func newResponses(cfg Config) (*Responses, error) {
-	base, u, err := checkBase("openai", cfg.BaseURL, DefaultOpenAIURL, "http://127.0.0.1:8080/v1")
-	if err != nil {
+	m := &Responses{}
+	if err := m.init(cfg, "/responses", "gpt-5"); err != nil {
 		return nil, err
 	}
-	if cfg.Model == "" {
-		return nil, fmt.Errorf("provider openai: no model named; set the model (e.g. gpt-5)")
-	}
-	if u.Host == "api.openai.com" && cfg.APIKey == "" {
-		return nil, fmt.Errorf("provider openai: no API key for %s; set OPENAI_API_KEY or the key variable named in [provider]", base)
-	}
-	if err := cfg.Compat.check("openai"); err != nil {
-		return nil, err
-	}
-	return &Responses{
-		hc:        cfg.httpClient(base),
-		apiKey:    cfg.APIKey,
-		model:     cfg.Model,
-		url:       base + "/responses",
-		reasoning: cfg.Reasoning,
-		retry:     newRetrier("openai", base+"/responses", cfg),
-		compat:    compatState{cc: cfg.Compat},
-	}, nil
+	return m, nil
 }
 
 // Name returns "openai-responses:MODEL".
@@ -61,14 +35,7 @@ func (m *Responses) Name() string { return "openai-responses:" + m.model }
 
 // Stream sends req and streams the reply, retrying as Config says.
 func (m *Responses) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error) {
-	build := func(cc Compat) ([]byte, compatSent, error) {
-		p, sent := m.params(req, cc)
-		b, err := encodeBody(p)
-		return b, sent, err
-	}
-	return m.compat.stream(ctx, m.retry, onDelta, build, func(ctx context.Context, body []byte, c *capture) (Reply, error) {
-		return m.attempt(ctx, body, req.MaxTokens, c, onDelta)
-	})
+	return m.stream(ctx, req, onDelta, func(cc Compat) (any, compatSent) { return m.params(req, cc) }, m.attempt)
 }
 
 type respRequest struct {
@@ -167,14 +134,6 @@ func hasEncrypted(item json.RawMessage) bool {
 		EncryptedContent string `json:"encrypted_content"`
 	}
 	return json.Unmarshal(item, &r) == nil && r.EncryptedContent != ""
-}
-
-func (m *Responses) header() http.Header {
-	h := http.Header{}
-	if m.apiKey != "" {
-		h.Set("Authorization", "Bearer "+m.apiKey)
-	}
-	return h
 }
 
 type respUsage struct {
@@ -342,11 +301,8 @@ func (m *Responses) attempt(ctx context.Context, body []byte, maxTokens int, c *
 	if err != nil {
 		return Reply{}, err
 	}
-	if n == 0 {
-		return Reply{}, c.notStream()
-	}
-	if !done {
-		return Reply{}, fmt.Errorf("%w: the stream ended with no response.completed", errStreamCut)
+	if err := c.ended(n, done, "response.completed"); err != nil {
+		return Reply{}, err
 	}
 	if k := len(order); incomplete == "max_output_tokens" && k > 0 {
 		if last := order[k-1]; !last.done || cutArgs(last.args.String()) {

@@ -138,6 +138,19 @@ func (c *capture) midStream(raw string) error {
 // it comes back with its StopReason.
 var ErrOutputLimit = errors.New("the reply hit its output token limit")
 
+// ended says whether a stream that has ended was whole: one with no event
+// at all is not a stream (notStream); one without the event that ends it
+// (marker) was cut.
+func (c *capture) ended(events int, sawEnd bool, marker string) error {
+	if events == 0 {
+		return c.notStream()
+	}
+	if !sawEnd {
+		return fmt.Errorf("%w: the stream ended with no %s", errStreamCut, marker)
+	}
+	return nil
+}
+
 // outputLimit is the final error of a reply cut by its token limit in a
 // call to tool; field and limit are what the request sent (limit 0: none).
 func (c *capture) outputLimit(field string, limit int, tool string) error {
