@@ -304,21 +304,7 @@ func TestLoginAtATerminal(t *testing.T) {
 		getenv := keyEnv(home, busVars(nil))
 		_, dirs := homeDirs(getenv)
 
-		master, slave := openPTY(t)
-		var mu sync.Mutex
-		var screen bytes.Buffer
-		go func() {
-			b := make([]byte, 4096)
-			for {
-				n, err := master.Read(b)
-				mu.Lock()
-				screen.Write(b[:n])
-				mu.Unlock()
-				if err != nil {
-					return
-				}
-			}
-		}()
+		p, slave := newPTYScreen(t)
 		stderr := &syncBuffer{}
 		var stdout bytes.Buffer
 		done := make(chan int, 1)
@@ -327,7 +313,7 @@ func TestLoginAtATerminal(t *testing.T) {
 		if echoOn(t, slave) { // a key pasted now would be echoed
 			t.Error("the prompt showed with the echo still on")
 		}
-		if _, err := master.Write([]byte(key + "\n")); err != nil {
+		if _, err := p.master.Write([]byte(key + "\n")); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -339,10 +325,7 @@ func TestLoginAtATerminal(t *testing.T) {
 			t.Fatalf("login at a terminal did not end:\n%s", stderr)
 		}
 		time.Sleep(50 * time.Millisecond) // whatever the terminal would echo has arrived
-		mu.Lock()
-		echoed := screen.String()
-		mu.Unlock()
-		if strings.Contains(echoed, "sk-typed") {
+		if echoed := p.String(); strings.Contains(echoed, "sk-typed") {
 			t.Errorf("the key was echoed: %q", echoed)
 		}
 		if f, err := findKey(dirs, "openai", "", getenv, false); err != nil || f.key != key {
