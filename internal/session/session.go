@@ -195,6 +195,7 @@ type Session struct {
 	instructions    *[]instructionFile // (instruction-files), read at the first call
 	instructionsMax int64
 	savedMessages   int // len(messages) at the last saveState
+	stateW          *store.StateWriter
 
 	seam      sandbox.Mode // the execution seam's mode, resolved in loadChain
 	checkout  string       // what a working copy copies
@@ -734,6 +735,9 @@ func (s *Session) Close() error {
 	if s.log != nil {
 		s.log.Close()
 	}
+	if err := s.stateW.Close(); err != nil { // its last state whole in state.json
+		fmt.Fprintf(os.Stderr, "nodwyn: %v (the state journal beside it has the rest; resume reads both)\n", err)
+	}
 	s.lock.Unlock()
 	s.cleanupScratch()
 	return nil
@@ -788,7 +792,10 @@ func (s *Session) saveState(status, profile string) {
 	if c, ok := s.cost(s.usage); ok {
 		st.Usage["cost_micro_usd"] = int(c * 1e6)
 	}
-	if err := s.opts.Store.SaveState(st); err != nil {
+	if s.stateW == nil {
+		s.stateW = s.opts.Store.StateWriter(s.ID)
+	}
+	if err := s.stateW.Save(st); err != nil {
 		s.storageFailed(fmt.Errorf("saving the session: %w", err))
 	}
 }

@@ -2,6 +2,7 @@
 // ($XDG_DATA_HOME/nodwyn):
 //
 //	sessions/<id>/state.json    the session's state, for resume (SaveState, LoadState, ListSessions)
+//	sessions/<id>/state-more.jsonl  while it runs, the saves that only added to it (StateWriter)
 //	sessions/<id>/events.jsonl  its event log, written as it happens (OpenLog, ReadLog, RenderLog)
 //	sessions/<id>/journal.jsonl its signed journal of self-validations (JournalPath; package journal)
 //	versions/index.jsonl        what file tools overwrote: one entry per backup (Backup, Versions, Restore)

@@ -34,6 +34,10 @@ type SessionState struct {
 	ToolCalls int            `json:"tool_calls"`
 	Usage     map[string]int `json:"usage,omitempty"`
 
+	// Generation names this state.json for the lines of the state journal
+	// that extend it (statejournal.go); the store sets it.
+	Generation string `json:"generation,omitempty"`
+
 	// Messages come last in the file, so ListSessions stops reading there.
 	Messages json.RawMessage `json:"messages,omitempty"` // the conversation, opaque to the store
 }
@@ -97,6 +101,7 @@ func badID(id string) error {
 // a part (a new file each time, renamed over it: a file a reader has open is
 // never written again). It does not fsync (BenchmarkSaveState), so a machine
 // that loses power may lose the latest save. A zero Created is set to now.
+// A session saving itself turn after turn uses a StateWriter.
 func (s *Store) SaveState(st *SessionState) error {
 	if !ValidID(st.ID) {
 		return fmt.Errorf("save session: %w", badID(st.ID))
@@ -104,19 +109,26 @@ func (s *Store) SaveState(st *SessionState) error {
 	if st.Created.IsZero() {
 		st.Created = time.Now()
 	}
-	b, err := encodeState(st)
+	head := *st
+	head.Generation = "" // a state.json no line of the state journal extends
+	b, err := encodeState(&head)
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", st.ID, err)
 	}
-	path := s.StatePath(st.ID)
-	err = writeAtomic(path, b, 0o600)
+	return s.writeState(st.ID, b)
+}
+
+// writeState writes b as session id's state.json.
+func (s *Store) writeState(id string, b []byte) error {
+	path := s.StatePath(id)
+	err := writeAtomic(path, b, 0o600)
 	if errors.Is(err, os.ErrNotExist) { // the session's directory is not there yet
-		if err = os.MkdirAll(s.SessionDir(st.ID), 0o700); err == nil {
+		if err = os.MkdirAll(s.SessionDir(id), 0o700); err == nil {
 			err = writeAtomic(path, b, 0o600)
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("save session %s: %w", st.ID, err)
+		return fmt.Errorf("save session %s: %w", id, err)
 	}
 	return nil
 }
@@ -161,6 +173,7 @@ func (s *Store) LoadState(id string) (*SessionState, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("load session %s: %s does not parse: %v", id, s.StatePath(id), err)
 	}
+	s.readMore(id, &st, false)
 	return &st, nil
 }
 
@@ -241,6 +254,7 @@ func (s *Store) ListSessions() ([]SessionState, error) {
 		if v.ID == "" {
 			v.ID = e.Name()
 		}
+		s.readMore(e.Name(), &v, true)
 		if v.Status == "running" && !s.SessionHeld(v.ID) {
 			v.Status = "interrupted" // its process died without saving an end
 		}
