@@ -257,6 +257,22 @@ type stamp struct {
 	mtime, ctime unix.Timespec
 }
 
+// stampWindow is how long before a build a change to a directory must be
+// for its stamp to be trusted to show the next one. Linux takes a
+// directory's times from a clock that moves a tick at a time (1–10 ms; finer
+// since 6.13 on file systems with multigrain times), or from whole seconds
+// on file systems that keep no more (FAT: two seconds), which give every
+// time a zero fraction. A second's window, as this was, made every command
+// of a run in the first second or two after a change build its ruleset anew
+// (a harness's fresh HOME; a /tmp above it, which other programs change
+// all the time), 0.3–0.8 ms each (BenchmarkFloorBuild).
+func stampWindow(st stamp) time.Duration {
+	if st.mtime.Nsec == 0 && st.ctime.Nsec == 0 {
+		return 2*time.Second + 100*time.Millisecond
+	}
+	return 20 * time.Millisecond
+}
+
 func stampOf(path string) (stamp, bool) {
 	var st unix.Stat_t
 	if unix.Stat(path, &st) != nil {
@@ -437,10 +453,14 @@ func (r *ruleset) restrict(nnp bool) error {
 
 // fresh reports whether a build now would make the same ruleset as rs:
 // the same denied paths there (the same files), and every ancestor's
-// entries as they were (its stamp unchanged). An ancestor changed within a
-// second before rs's build is not trusted to be unchanged (its timestamps
-// may be coarser than the change that followed the read), nor one that
-// cannot be read now. f.mu is held.
+// entries as they were (its stamp unchanged). An ancestor changed shortly
+// before rs's build is not trusted to be unchanged, nor one that cannot be
+// read now: a change that followed the build's read of it within the
+// timestamps' granularity leaves the stamp as it was (see stampWindow).
+// What a stale ruleset costs is an entry made in an ancestor since (a new
+// directory in the home) that it does not grant; a denied path that is
+// made, moved or replaced is seen by its file (deniedIDs), whatever the
+// stamps say. f.mu is held.
 func (f *Floor) fresh(rs *ruleset) bool {
 	for i, d := range f.deny {
 		var st unix.Stat_t
@@ -457,10 +477,11 @@ func (f *Floor) fresh(rs *ruleset) bool {
 		if !ok || now != was {
 			return false
 		}
-		if m := time.Unix(was.mtime.Unix()); !m.Before(rs.began.Add(-time.Second)) {
+		since := rs.began.Add(-stampWindow(was))
+		if m := time.Unix(was.mtime.Unix()); !m.Before(since) {
 			return false
 		}
-		if c := time.Unix(was.ctime.Unix()); !c.Before(rs.began.Add(-time.Second)) {
+		if c := time.Unix(was.ctime.Unix()); !c.Before(since) {
 			return false
 		}
 	}

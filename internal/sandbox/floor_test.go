@@ -541,6 +541,40 @@ func TestFloorBuildsAgainWhenWhatItDeniesChanges(t *testing.T) {
 	}
 }
 
+// A change to the home is trusted as soon as it is older than the
+// timestamps' granularity, not a second later: after a command that makes
+// a directory there, the next builds the ruleset again and, a few tens of
+// milliseconds on, the one after uses it. With a second's window every
+// command of that second built anew (a harness's run in a fresh HOME).
+func TestFloorTrustsAChangeOnceItIsOlderThanTheTimestampsTick(t *testing.T) {
+	needFloor(t)
+	quiet, err := os.MkdirTemp("/var/tmp", "nodwyn-floor-test-")
+	if err != nil {
+		t.Skipf("no /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(quiet) })
+	h := newCanaryHomeAt(t, quiet)
+	sb := h.host(t, true)
+	f := sb.Floor()
+	builds := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.builds }
+	h.run(t, sb, `mkdir ~/.late`)
+	st, _ := stampOf(h.home)
+	if w := stampWindow(st); w > time.Second {
+		t.Skipf("the file system under %s keeps whole seconds: a change is trusted after %v", quiet, w)
+	}
+	n := builds()
+	for range 5 {
+		time.Sleep(50 * time.Millisecond)
+		h.run(t, sb, `true`)
+	}
+	if got := builds() - n; got > 1 {
+		t.Errorf("%d builds for five commands 50 ms apart after the home changed; want one (the first after the change)", got)
+	}
+	if o := h.run(t, sb, `echo late > ~/.late/f && cat ~/.late/f`); o.ExitCode != 0 {
+		t.Errorf("the directory made in the home is not granted:\n%s", o.Text())
+	}
+}
+
 // A command under the floor cannot ptrace nodwyn (Landlock refuses a
 // tracee outside the command's domain); without the floor, as root, it can.
 // That the floor never restricts the main thread, which would put nodwyn in
