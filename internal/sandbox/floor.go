@@ -488,20 +488,30 @@ func (f *Floor) fresh(rs *ruleset) bool {
 	return true
 }
 
+// refresh makes f.last the ruleset a build now would make: the last one
+// while it is fresh, else a new build. f.mu is held.
+func (f *Floor) refresh() error {
+	if f.last != nil && f.fresh(f.last) {
+		return nil
+	}
+	rs, err := f.build()
+	if err != nil {
+		return err
+	}
+	f.last.close()
+	f.last = rs
+	f.builds++
+	return nil
+}
+
 // current is the ruleset for a command starting now: the last one when a
 // build would make the same (fresh), else a new one. The caller closes what
 // it gets (its own copy of the descriptor).
 func (f *Floor) current() (*ruleset, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.last == nil || !f.fresh(f.last) {
-		rs, err := f.build()
-		if err != nil {
-			return nil, err
-		}
-		f.last.close()
-		f.last = rs
-		f.builds++
+	if err := f.refresh(); err != nil {
+		return nil, err
 	}
 	fd, err := unix.FcntlInt(uintptr(f.last.fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {

@@ -36,14 +36,8 @@ func (w *floorWorker) retire() { w.once.Do(func() { close(w.quit) }) }
 func (f *Floor) worker() *floorWorker {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.last == nil || !f.fresh(f.last) {
-		rs, err := f.build()
-		if err != nil {
-			return nil
-		}
-		f.last.close()
-		f.last = rs
-		f.builds++
+	if f.refresh() != nil {
+		return nil
 	}
 	if f.w != nil && f.w.built == f.last {
 		return f.w
