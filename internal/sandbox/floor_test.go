@@ -495,20 +495,26 @@ func writeWheel(t *testing.T, path string) {
 	}
 }
 
+// quietCanaryHome is a canary home in a quiet place, and that place: under
+// /tmp, which other tests change all the time, /tmp is an ancestor and
+// every command would build again.
+func quietCanaryHome(t *testing.T) (*canaryHome, string) {
+	t.Helper()
+	quiet, err := os.MkdirTemp("/var/tmp", "nodwyn-floor-test-")
+	if err != nil {
+		t.Skipf("no /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(quiet) })
+	return newCanaryHomeAt(t, quiet), quiet
+}
+
 // The last ruleset is used again while nothing it was built from changed,
 // and built again when something did: an entry made in an ancestor (the
 // next command may read it), a denied path that appears where nothing of
 // the floor's was (made by someone else: the user's own aws configure).
 func TestFloorBuildsAgainWhenWhatItDeniesChanges(t *testing.T) {
 	needFloor(t)
-	// The home in a quiet place: under /tmp, which other tests change all
-	// the time, /tmp is an ancestor and every command would build again.
-	quiet, err := os.MkdirTemp("/var/tmp", "nodwyn-floor-test-")
-	if err != nil {
-		t.Skipf("no /var/tmp: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(quiet) })
-	h := newCanaryHomeAt(t, quiet)
+	h, _ := quietCanaryHome(t)
 	elsewhere := filepath.Join(t.TempDir(), "other")
 	os.MkdirAll(elsewhere, 0o755)
 	h.deny = append(h.deny, filepath.Join(elsewhere, ".kube"))
@@ -548,12 +554,7 @@ func TestFloorBuildsAgainWhenWhatItDeniesChanges(t *testing.T) {
 // command of that second built anew (a harness's run in a fresh HOME).
 func TestFloorTrustsAChangeOnceItIsOlderThanTheTimestampsTick(t *testing.T) {
 	needFloor(t)
-	quiet, err := os.MkdirTemp("/var/tmp", "nodwyn-floor-test-")
-	if err != nil {
-		t.Skipf("no /var/tmp: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(quiet) })
-	h := newCanaryHomeAt(t, quiet)
+	h, quiet := quietCanaryHome(t)
 	sb := h.host(t, true)
 	f := sb.Floor()
 	builds := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.builds }

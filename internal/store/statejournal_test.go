@@ -87,12 +87,10 @@ func TestStateWriterAppendsWhatASaveAdds(t *testing.T) {
 	}
 }
 
-// A save that changes what was saved before (a compacted conversation) is
-// a new snapshot; the journal's lines of the one before are not read, even
-// when a crash left them there (between the rename and the emptying).
-func TestStateWriterSnapshotMakesOldLinesStale(t *testing.T) {
-	s := openStore(t)
-	id := "stale1"
+// saveABC saves session id three times, its messages a, then a and b,
+// then a, b and c: a snapshot and two lines.
+func saveABC(t *testing.T, s *Store, id string) (*StateWriter, *SessionState) {
+	t.Helper()
 	w := s.StateWriter(id)
 	st := sampleState(id)
 	for _, m := range []json.RawMessage{msgs("a"), msgs("a", "b"), msgs("a", "b", "c")} {
@@ -101,6 +99,16 @@ func TestStateWriterSnapshotMakesOldLinesStale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return w, st
+}
+
+// A save that changes what was saved before (a compacted conversation) is
+// a new snapshot; the journal's lines of the one before are not read, even
+// when a crash left them there (between the rename and the emptying).
+func TestStateWriterSnapshotMakesOldLinesStale(t *testing.T) {
+	s := openStore(t)
+	id := "stale1"
+	w, st := saveABC(t, s, id)
 	old, _ := os.ReadFile(s.MorePath(id))
 	if strings.Count(string(old), "\n") != 2 {
 		t.Fatalf("journal before the compaction:\n%s", old)
@@ -134,14 +142,7 @@ func TestStateWriterSnapshotMakesOldLinesStale(t *testing.T) {
 func TestStateWriterLineCutShort(t *testing.T) {
 	s := openStore(t)
 	id := "cut1"
-	w := s.StateWriter(id)
-	st := sampleState(id)
-	for _, m := range []json.RawMessage{msgs("a"), msgs("a", "b"), msgs("a", "b", "c")} {
-		st.Messages = m
-		if err := w.Save(st); err != nil {
-			t.Fatal(err)
-		}
-	}
+	saveABC(t, s, id)
 	b, _ := os.ReadFile(s.MorePath(id))
 	lines := strings.SplitAfter(string(b), "\n")
 	for _, cut := range []string{lines[0] + lines[1][:len(lines[1])/2], lines[0] + strings.TrimSuffix(lines[1], "\n")} {
