@@ -495,6 +495,25 @@ func writeWheel(t *testing.T, path string) {
 	}
 }
 
+// untilTrusted waits until the floor trusts the stamps of dirs: their last
+// change older than its window (stampWindow), 20 ms on most file systems,
+// two seconds on those of whole-second times.
+func untilTrusted(dirs ...string) {
+	var until time.Time
+	for _, d := range dirs {
+		st, ok := stampOf(d)
+		if !ok {
+			continue
+		}
+		for _, ts := range []unix.Timespec{st.mtime, st.ctime} {
+			if u := time.Unix(ts.Unix()).Add(stampWindow(st) + 10*time.Millisecond); u.After(until) {
+				until = u
+			}
+		}
+	}
+	time.Sleep(time.Until(until))
+}
+
 // quietCanaryHome is a canary home in a quiet place, and that place: under
 // /tmp, which other tests change all the time, /tmp is an ancestor and
 // every command would build again.
@@ -514,14 +533,14 @@ func quietCanaryHome(t *testing.T) (*canaryHome, string) {
 // the floor's was (made by someone else: the user's own aws configure).
 func TestFloorBuildsAgainWhenWhatItDeniesChanges(t *testing.T) {
 	needFloor(t)
-	h, _ := quietCanaryHome(t)
+	h, quiet := quietCanaryHome(t)
 	elsewhere := filepath.Join(t.TempDir(), "other")
 	os.MkdirAll(elsewhere, 0o755)
 	h.deny = append(h.deny, filepath.Join(elsewhere, ".kube"))
 	sb := h.host(t, true)
 	f := sb.Floor()
 	builds := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.builds }
-	time.Sleep(1100 * time.Millisecond) // the ancestors' last change is old enough to trust
+	untilTrusted(filepath.Dir(quiet), quiet, h.home) // the ancestors' last change is old enough to trust
 	h.run(t, sb, `true`)
 	n := builds()
 	for range 3 {
@@ -537,7 +556,7 @@ func TestFloorBuildsAgainWhenWhatItDeniesChanges(t *testing.T) {
 	if builds() == n {
 		t.Errorf("no new build after the home changed")
 	}
-	time.Sleep(1100 * time.Millisecond)
+	untilTrusted(h.home)
 	h.run(t, sb, `true`)
 	p := filepath.Join(elsewhere, ".kube", "config")
 	os.MkdirAll(filepath.Dir(p), 0o700)
@@ -714,11 +733,11 @@ func BenchmarkFloorDo(b *testing.B) {
 		b.Fatal(err)
 	}
 	// ancestors unchanged of late, as a person's home is: the ruleset is
-	// reused, not built again for each call (/tmp changed a moment ago,
-	// when the test made its directory: a second must pass)
+	// reused, not built again for each call (their times were set a
+	// moment ago, which changed their ctime: the floor's window must pass)
 	os.Chtimes(dir, old, old)
 	os.Chtimes(filepath.Dir(dir), old, old)
-	time.Sleep(1100 * time.Millisecond)
+	untilTrusted(dir, filepath.Dir(dir))
 	f, err := NewFloor([]string{deny}, nil)
 	if err != nil {
 		b.Fatal(err)

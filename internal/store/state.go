@@ -103,34 +103,43 @@ func badID(id string) error {
 // that loses power may lose the latest save. A zero Created is set to now.
 // A session saving itself turn after turn uses a StateWriter.
 func (s *Store) SaveState(st *SessionState) error {
+	if err := readyToSave(st); err != nil {
+		return err
+	}
+	_, err := s.writeSnapshot(st, "") // a state.json no line of the state journal extends
+	return err
+}
+
+// readyToSave checks st's id and sets a zero Created to now.
+func readyToSave(st *SessionState) error {
 	if !ValidID(st.ID) {
 		return fmt.Errorf("save session: %w", badID(st.ID))
 	}
 	if st.Created.IsZero() {
 		st.Created = time.Now()
 	}
-	head := *st
-	head.Generation = "" // a state.json no line of the state journal extends
-	b, err := encodeState(&head)
-	if err != nil {
-		return fmt.Errorf("save session %s: %w", st.ID, err)
-	}
-	return s.writeState(st.ID, b)
+	return nil
 }
 
-// writeState writes b as session id's state.json.
-func (s *Store) writeState(id string, b []byte) error {
-	path := s.StatePath(id)
-	err := writeAtomic(path, b, 0o600)
-	if errors.Is(err, os.ErrNotExist) { // the session's directory is not there yet
-		if err = os.MkdirAll(s.SessionDir(id), 0o700); err == nil {
-			err = writeAtomic(path, b, 0o600)
+// writeSnapshot writes st, of generation gen, as its state.json (SaveState's
+// way), and says how many bytes.
+func (s *Store) writeSnapshot(st *SessionState, gen string) (int, error) {
+	head := *st
+	head.Generation = gen
+	b, err := encodeState(&head)
+	if err == nil {
+		path := s.StatePath(st.ID)
+		err = writeAtomic(path, b, 0o600)
+		if errors.Is(err, os.ErrNotExist) { // the session's directory is not there yet
+			if err = os.MkdirAll(s.SessionDir(st.ID), 0o700); err == nil {
+				err = writeAtomic(path, b, 0o600)
+			}
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("save session %s: %w", id, err)
+		return 0, fmt.Errorf("save session %s: %w", st.ID, err)
 	}
-	return nil
+	return len(b), nil
 }
 
 // encodeState is json.Marshal(st) and a newline, with the messages, which
