@@ -13,7 +13,11 @@ import (
 // on it: the kernel floor restricts a fresh thread for each command, and the
 // main thread is the process's identity for /proc and ptrace (a restricted
 // one would put nodwyn in the command's Landlock domain). The floor checks
-// for it too.
+// for it too. The main goroutine only waits there: nodwyn's work runs on a
+// goroutine of its own, which any thread may run. (Run on the locked main
+// thread, each time it waited — for the model, a file, a channel — the
+// runtime handed its processor to another thread and woke the main thread
+// again for it: 0.1 ms a turn.)
 func init() { runtime.LockOSThread() }
 
 func main() {
@@ -21,5 +25,7 @@ func main() {
 		return
 	}
 	cli.CleanEnvironment()
-	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, cli.Getenv))
+	code := make(chan int, 1)
+	go func() { code <- cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, cli.Getenv) }()
+	os.Exit(<-code)
 }
