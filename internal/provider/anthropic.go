@@ -17,6 +17,7 @@ type Anthropic struct {
 	url       string
 	reasoning string
 	retry     retrier
+	schemas   schemaCache
 }
 
 // AnthropicVersion is the anthropic-version header every request sends.
@@ -124,10 +125,10 @@ func (b *anBlock) MarshalJSON() ([]byte, error) {
 }
 
 type anTool struct {
-	Name         string         `json:"name"`
-	Description  string         `json:"description,omitempty"`
-	InputSchema  map[string]any `json:"input_schema"`
-	CacheControl *anCache       `json:"cache_control,omitempty"`
+	Name         string   `json:"name"`
+	Description  string   `json:"description,omitempty"`
+	InputSchema  any      `json:"input_schema"` // a schema map, or its JSON (schemaCache)
+	CacheControl *anCache `json:"cache_control,omitempty"`
 }
 
 type anThinking struct {
@@ -200,8 +201,9 @@ func (m *Anthropic) params(req Request) anRequest {
 		}
 		p.Messages = append(p.Messages, anMessage{Role: role, Content: blocks})
 	}
-	for _, t := range req.Tools {
-		p.Tools = append(p.Tools, &anTool{Name: t.Name, Description: t.Description, InputSchema: inputSchema(t.Parameters)})
+	schemas := m.schemas.encode(req.Tools, inputSchema)
+	for i, t := range req.Tools {
+		p.Tools = append(p.Tools, &anTool{Name: t.Name, Description: t.Description, InputSchema: schemas[i]})
 	}
 	// Prompt caching: breakpoints on the system prompt (which caches the
 	// tools before it too), on the last user turn (the conversation so far,

@@ -25,6 +25,7 @@ type openaiEndpoint struct {
 	reasoning string
 	retry     retrier
 	compat    compatState
+	schemas   schemaCache
 }
 
 // init checks cfg for an OpenAI API and makes e its endpoint: path is the
@@ -141,9 +142,9 @@ type chatTool struct {
 }
 
 type chatFunctionDef struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	Parameters  map[string]any `json:"parameters"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Parameters  any    `json:"parameters"` // a schema map, or its JSON (schemaCache)
 }
 
 // maxField is the name the output limit goes by under cc.
@@ -209,9 +210,10 @@ func (m *OpenAI) params(req Request, cc Compat) (chatRequest, compatSent) {
 			p.Messages = append(p.Messages, chatMessage{Role: "user", Content: &msg.Content})
 		}
 	}
-	for _, t := range req.Tools {
+	schemas := m.schemas.encode(req.Tools, schemaOrEmpty)
+	for i, t := range req.Tools {
 		p.Tools = append(p.Tools, chatTool{Type: "function",
-			Function: chatFunctionDef{Name: t.Name, Description: t.Description, Parameters: schemaOrEmpty(t.Parameters)}})
+			Function: chatFunctionDef{Name: t.Name, Description: t.Description, Parameters: schemas[i]}})
 	}
 	if len(p.Tools) > 0 && !cc.NoParallelToolCalls {
 		yes := true

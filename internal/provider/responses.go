@@ -75,10 +75,10 @@ type respFunctionCallOutput struct {
 }
 
 type respTool struct {
-	Type        string         `json:"type"`
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	Parameters  map[string]any `json:"parameters"`
+	Type        string `json:"type"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Parameters  any    `json:"parameters"` // a schema map, or its JSON (schemaCache)
 	// Strict is sent false: the Responses API's default, true, demands
 	// schemas nodwyn's tools do not follow (every property required, no
 	// additional ones).
@@ -122,8 +122,9 @@ func (m *Responses) params(req Request, cc Compat) (respRequest, compatSent) {
 			p.Input = append(p.Input, respMessage{Type: "message", Role: "user", Content: msg.Content})
 		}
 	}
-	for _, t := range req.Tools {
-		p.Tools = append(p.Tools, respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schemaOrEmpty(t.Parameters)})
+	schemas := m.schemas.encode(req.Tools, schemaOrEmpty)
+	for i, t := range req.Tools {
+		p.Tools = append(p.Tools, respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schemas[i]})
 	}
 	return p, sent
 }

@@ -9,7 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -73,7 +75,20 @@ func (c *capture) send(ctx context.Context, hc *http.Client, target string, head
 		return nil, nil, fmt.Errorf("%d %s", res.StatusCode, http.StatusText(res.StatusCode))
 	}
 	hb := &headBody{ReadCloser: res.Body, c: c}
-	return newSSEReader(hb), res.Body, nil
+	sr := newSSEReader(hb)
+	return sr, releasing{res.Body, sr}, nil
+}
+
+// releasing closes a response's body, then gives its reader's buffer back.
+type releasing struct {
+	body io.Closer
+	sr   *sseReader
+}
+
+func (r releasing) Close() error {
+	err := r.body.Close()
+	r.sr.release()
+	return err
 }
 
 // eventFunc handles one event of a reply; done says the reply is complete.
@@ -187,6 +202,53 @@ func schemaOrEmpty(s map[string]any) map[string]any {
 		return map[string]any{"type": "object", "properties": map[string]any{}}
 	}
 	return s
+}
+
+// schemaCache keeps the JSON of the tool schemas the last request sent, by
+// the schema maps themselves: a request lists the same tools every turn,
+// with the same maps (prim makes each once, and Request says they are only
+// read), and encoding a map reflects over it and sorts its keys each time.
+// Only the last request's are kept, so a caller that makes new maps each
+// turn keeps nothing alive.
+type schemaCache struct {
+	mu   sync.Mutex
+	last []cachedSchema
+}
+
+type cachedSchema struct {
+	m   map[string]any // held, so its address is not another map's
+	raw json.RawMessage
+}
+
+// encode returns each tool's schema as conv makes it from the tool's
+// Parameters, for a request's body: its JSON, encoded as encodeBody
+// encodes a request, or the map itself where that fails (for encodeBody
+// to report).
+func (c *schemaCache) encode(tools []Tool, conv func(map[string]any) map[string]any) []any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]any, len(tools))
+	next := make([]cachedSchema, len(tools))
+	for i, t := range tools {
+		if i < len(c.last) && sameMap(c.last[i].m, t.Parameters) {
+			out[i], next[i] = c.last[i].raw, c.last[i]
+			continue
+		}
+		m := conv(t.Parameters)
+		raw, err := encodeBody(m)
+		if err != nil {
+			out[i] = m
+			continue
+		}
+		out[i], next[i] = json.RawMessage(raw), cachedSchema{m: t.Parameters, raw: raw}
+	}
+	c.last = next
+	return out
+}
+
+// sameMap reports whether a and b are the same map (not equal ones).
+func sameMap(a, b map[string]any) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // argsOrEmpty is a tool call's arguments as sent back in the history: as
