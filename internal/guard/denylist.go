@@ -201,8 +201,10 @@ func (d *PathDenylist) Denied(path string) (bool, string) {
 	if path == "" {
 		return false, ""
 	}
+	var phys string
 	if filepath.IsAbs(path) {
-		if ok, dir := d.deniedDir(path); ok {
+		phys = physical(path)
+		if ok, dir := d.deniedDirPhys(path, phys); ok {
 			if procDenied.MatchString(dir) {
 				return true, fmt.Sprintf("path %s exposes another process's environment, memory or files under /proc; nodwyn never reads it", path)
 			}
@@ -212,7 +214,7 @@ func (d *PathDenylist) Denied(path string) (bool, string) {
 	lexBase := filepath.Base(filepath.Clean(path))
 	physBase := lexBase
 	if filepath.IsAbs(path) {
-		physBase = filepath.Base(physical(path))
+		physBase = filepath.Base(phys)
 	}
 	for _, b := range []string{lexBase, physBase} {
 		if DeniedName(b) {
