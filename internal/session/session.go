@@ -196,6 +196,7 @@ type Session struct {
 	instructionsMax int64
 	savedMessages   int // len(messages) at the last saveState
 	stateW          *store.StateWriter
+	msgJSON         msgJSON // the messages' JSON, for saveState
 
 	seam      sandbox.Mode // the execution seam's mode, resolved in loadChain
 	checkout  string       // what a working copy copies
@@ -772,7 +773,11 @@ func (s *Session) saveState(status, profile string) {
 	if s.opts.Store == nil || s.opts.Dry {
 		return
 	}
-	msgs, _ := json.Marshal(s.messages)
+	msgs, err := s.msgJSON.encode(s.messages)
+	if err != nil {
+		s.storageFailed(fmt.Errorf("saving the session: %w", err))
+		return
+	}
 	st := s.state
 	if st == nil {
 		st = &store.SessionState{ID: s.ID, Created: s.started}

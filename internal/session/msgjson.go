@@ -1,0 +1,90 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	"github.com/nodwyn/nodwyn/internal/provider"
+)
+
+// msgJSON makes the JSON array of a conversation, as json.Marshal makes it,
+// encoding only the messages that are not as they were the last time: the
+// state is saved twice a turn, and encoding the whole conversation each
+// time grew with it. A message is reused only when it equals, field by
+// field, the one encoded (a folded result or a compaction changes them).
+type msgJSON struct {
+	done []encodedMessage // the messages as last encoded, and their JSON
+}
+
+type encodedMessage struct {
+	m   provider.Message
+	raw []byte
+}
+
+// encode returns msgs as a JSON array, in a new slice (the state writer
+// keeps the last it saved).
+func (c *msgJSON) encode(msgs []provider.Message) ([]byte, error) {
+	if msgs == nil {
+		return []byte("null"), nil
+	}
+	if len(c.done) > len(msgs) {
+		c.done = c.done[:len(msgs)]
+	}
+	n := 2 + len(msgs)
+	for i := range msgs {
+		if i < len(c.done) && sameMessage(&c.done[i].m, &msgs[i]) {
+			n += len(c.done[i].raw)
+			continue
+		}
+		raw, err := json.Marshal(&msgs[i])
+		if err != nil {
+			return nil, err
+		}
+		e := encodedMessage{m: msgs[i], raw: raw}
+		// The encoded copy keeps the slices as they are now: an element
+		// changed in place later is then seen as a change.
+		e.m.ToolCalls = slices.Clone(msgs[i].ToolCalls)
+		e.m.Reasoning = make([]json.RawMessage, len(msgs[i].Reasoning))
+		for j, r := range msgs[i].Reasoning {
+			e.m.Reasoning[j] = bytes.Clone(r)
+		}
+		if i < len(c.done) {
+			c.done[i] = e
+		} else {
+			c.done = append(c.done, e)
+		}
+		n += len(raw)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i := range msgs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, c.done[i].raw...)
+	}
+	return append(out, ']'), nil
+}
+
+// sameMessage reports whether a and b are equal, field by field (strings
+// that share their bytes compare at once), as far as their JSON shows
+// (a nil and an empty ToolCalls differ: null and []).
+func sameMessage(a, b *provider.Message) bool {
+	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.Name != b.Name ||
+		a.IsError != b.IsError || len(a.ToolCalls) != len(b.ToolCalls) || (a.ToolCalls == nil) != (b.ToolCalls == nil) ||
+		len(a.Reasoning) != len(b.Reasoning) {
+		return false
+	}
+	for i := range a.ToolCalls {
+		if a.ToolCalls[i] != b.ToolCalls[i] {
+			return false
+		}
+	}
+	for i := range a.Reasoning {
+		if !bytes.Equal(a.Reasoning[i], b.Reasoning[i]) {
+			return false
+		}
+	}
+	return true
+}
