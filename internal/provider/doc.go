@@ -5,10 +5,12 @@
 //	Name() string
 //
 // New(Config) picks one by Config.Provider. The HTTP providers are
-// nodwyn's own wire layer on net/http, with no SDK: an event-stream parser
-// (sse.go: the WHATWG rules, comments, multi-line data, CRLF/LF/CR, events
-// split across reads, a bounded line), one streaming POST per attempt
-// (wire.go), and three wire formats on it:
+// nodwyn's own wire layer, with no SDK: an HTTP/1.1 transport that keeps
+// one connection and does a request's work on the caller's goroutine
+// (transport.go; a request through a proxy goes through net/http's), an
+// event-stream parser (sse.go: the WHATWG rules, comments, multi-line data,
+// CRLF/LF/CR, events split across reads, a bounded line), one streaming
+// POST per attempt (wire.go), and three wire formats on it:
 //
 //   - "openai" (Config.API "" or "chat"): Chat Completions, POST
 //     {base}/chat/completions with stream: true, at any base URL (OpenAI,

@@ -1,11 +1,9 @@
 package provider
 
 import (
-	"crypto/tls"
 	"crypto/x509"
 	"net/http"
 	"strings"
-	"sync"
 
 	"golang.org/x/crypto/x509roots/fallback/bundle"
 )
@@ -14,10 +12,9 @@ import (
 // certificates, and a run against an http:// endpoint should spend nothing
 // on certificates at all. So:
 //
-//   - for an http:// base URL the provider's client is the standard one:
-//     nothing CA-related runs, at start or later;
+//   - for an http:// base URL nothing CA-related runs, at start or later;
 //   - for https:// the client's transport settles its roots at its first
-//     request, not at New: when the system has roots, tls.Config.RootCAs
+//     handshake, not at New: when the system has roots, tls.Config.RootCAs
 //     stays nil and Go verifies with its own system pool, which it loads
 //     once, then; only when the system has none is a pool built from the
 //     roots embedded in the binary (golang.org/x/crypto/x509roots/fallback/bundle;
@@ -49,28 +46,8 @@ func embeddedRoots() *x509.CertPool {
 	return p
 }
 
-// defaultHTTPClient is the client of a provider given none (see above).
+// defaultHTTPClient is the client of a provider given none: nodwyn's own
+// transport (transport.go), whose CA roots are settled as said above.
 func defaultHTTPClient(base string) *http.Client {
-	if !strings.HasPrefix(strings.ToLower(base), "https:") {
-		return &http.Client{}
-	}
-	return &http.Client{Transport: &lazyRoots{fallback: embeddedRoots}}
-}
-
-// lazyRoots is a transport that chooses its CA roots at its first request.
-type lazyRoots struct {
-	fallback func() *x509.CertPool
-	once     sync.Once
-	tr       *http.Transport
-}
-
-func (l *lazyRoots) RoundTrip(req *http.Request) (*http.Response, error) {
-	l.once.Do(func() {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		if !hasSystemRoots() {
-			tr.TLSClientConfig = &tls.Config{RootCAs: l.fallback()}
-		}
-		l.tr = tr
-	})
-	return l.tr.RoundTrip(req)
+	return &http.Client{Transport: newWireTransport(strings.HasPrefix(strings.ToLower(base), "https:"))}
 }

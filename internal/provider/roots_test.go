@@ -34,8 +34,8 @@ func fakeSystemRoots(t *testing.T, pool *x509.CertPool, err error) *atomic.Int64
 // request.
 func TestHTTPEndpointTouchesNoRoots(t *testing.T) {
 	looks := fakeSystemRoots(t, nil, errors.New("must not be asked"))
-	if c := defaultHTTPClient("http://127.0.0.1:1/v1"); c.Transport != nil {
-		t.Errorf("an http:// client has transport %T, want the standard one", c.Transport)
+	if tr, ok := defaultHTTPClient("http://127.0.0.1:1/v1").Transport.(*wireTransport); !ok || tr.https {
+		t.Errorf("an http:// client's transport is %#v, want nodwyn's own for http", tr)
 	}
 	ws := newWireServer(t, sseSplit(oaText("hi"), 100))
 	for _, prov := range []string{"openai", "openai-responses", "anthropic"} {
@@ -70,7 +70,7 @@ func TestHTTPSRootsSettledAtFirstRequest(t *testing.T) {
 	if looks.Load() != 0 {
 		t.Fatalf("New looked at the system roots")
 	}
-	lr, ok := m.(*OpenAI).hc.Transport.(*lazyRoots)
+	lr, ok := m.(*OpenAI).hc.Transport.(*wireTransport)
 	if !ok {
 		t.Fatalf("https client transport %T", m.(*OpenAI).hc.Transport)
 	}
@@ -90,13 +90,13 @@ func TestHTTPSRootsSettledAtFirstRequest(t *testing.T) {
 	// verifies, which does not know the test server.
 	fakeSystemRoots(t, serverPool, nil)
 	m, _ = New(fastRetries(Config{Provider: "openai", BaseURL: srv.URL + "/v1", Model: "m", MaxRetries: -1}))
-	lr = m.(*OpenAI).hc.Transport.(*lazyRoots)
+	lr = m.(*OpenAI).hc.Transport.(*wireTransport)
 	lr.fallback = func() *x509.CertPool { t.Error("fallback built although the system has roots"); return serverPool }
 	_, err = m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("err = %v, want a certificate error from the system's pool", err)
 	}
-	if lr.tr.TLSClientConfig != nil && lr.tr.TLSClientConfig.RootCAs != nil {
+	if lr.roots != nil {
 		t.Error("RootCAs set although the system has roots")
 	}
 }
