@@ -16,8 +16,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // wireTransport is the providers' HTTP/1.1 transport. A provider's requests
@@ -367,9 +365,9 @@ func (wc *wireConn) open() bool {
 	open := true
 	err = rc.Read(func(fd uintptr) bool {
 		var b [1]byte
-		n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		switch {
-		case err == unix.EAGAIN || err == unix.EINTR:
+		case err == syscall.EAGAIN || err == syscall.EINTR:
 		case err != nil || n == 0:
 			open = false
 		case !isTLS:
