@@ -166,7 +166,8 @@ func (m *OpenAI) params(req Request, cc Compat) (chatRequest, compatSent) {
 	if model == "" {
 		model = m.model
 	}
-	p := chatRequest{Model: model, Stream: true, Temperature: req.Temperature}
+	p := chatRequest{Model: model, Stream: true, Temperature: req.Temperature,
+		Messages: make([]chatMessage, 0, len(req.Messages)+1), Tools: make([]chatTool, 0, len(req.Tools))}
 	if !cc.NoStreamOptions {
 		p.StreamOptions = &chatStreamOptions{IncludeUsage: true}
 		sent.streamOptions = true

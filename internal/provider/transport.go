@@ -104,7 +104,7 @@ func (t *wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.viaProxy().RoundTrip(req)
 	}
 	ctx := req.Context()
-	msg, err := requestBytes(req)
+	head, body, err := requestBytes(req)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (t *wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A cancelled request unblocks the connection's reads and writes at
 		// once, and the connection is not kept.
 		stop := context.AfterFunc(ctx, func() { wc.c.SetDeadline(time.Unix(1, 0)) })
-		res, err := wc.exchange(msg, req)
+		res, err := wc.exchange(head, body, req)
 		if err == nil {
 			res.Body = &wireBody{rc: res.Body, t: t, wc: wc, stop: stop, ctx: ctx, keep: !res.Close && !req.Close}
 			return res, nil
@@ -144,8 +144,9 @@ func (t *wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // exchange writes the request and reads the response's head. An error
 // before any byte of the reply came is a noReply.
-func (wc *wireConn) exchange(msg []byte, req *http.Request) (*http.Response, error) {
-	if _, err := wc.c.Write(msg); err != nil {
+func (wc *wireConn) exchange(head, body []byte, req *http.Request) (*http.Response, error) {
+	msg := net.Buffers{head, body} // one writev on a TCP connection
+	if _, err := msg.WriteTo(wc.c); err != nil {
 		return nil, noReply{err}
 	}
 	if _, err := wc.br.Peek(1); err != nil {
@@ -173,28 +174,24 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// requestBytes is req as HTTP/1.1 puts it on the wire, body included.
-func requestBytes(req *http.Request) ([]byte, error) {
-	var body []byte
-	if req.Body != nil && req.Body != http.NoBody {
-		n := req.ContentLength
-		var err error
-		if n > 0 {
-			body = make([]byte, n)
-			_, err = io.ReadFull(req.Body, body)
-		} else {
-			body, err = io.ReadAll(req.Body)
-		}
+// requestBytes is req as HTTP/1.1 puts it on the wire: its head, and its
+// body (a bodyBytes' bytes as they are, else read from the body).
+func requestBytes(req *http.Request) (head, body []byte, err error) {
+	if rb, ok := req.Body.(interface{ Bytes() []byte }); ok {
+		body = rb.Bytes()
+		req.Body.Close()
+	} else if req.Body != nil && req.Body != http.NoBody {
+		body, err = io.ReadAll(req.Body)
 		req.Body.Close()
 		if err != nil {
-			return nil, fmt.Errorf("reading the request body: %w", err)
+			return nil, nil, fmt.Errorf("reading the request body: %w", err)
 		}
 	}
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host
 	}
-	b := make([]byte, 0, 512+len(body))
+	b := make([]byte, 0, 512)
 	b = append(b, req.Method...)
 	b = append(b, ' ')
 	b = append(b, req.URL.RequestURI()...)
@@ -203,7 +200,7 @@ func requestBytes(req *http.Request) ([]byte, error) {
 	b = append(b, "\r\n"...)
 	for k, vs := range req.Header {
 		if !validHeaderName(k) {
-			return nil, fmt.Errorf("invalid header field name %q", k)
+			return nil, nil, fmt.Errorf("invalid header field name %q", k)
 		}
 		switch strings.ToLower(k) {
 		case "host", "content-length", "transfer-encoding", "connection":
@@ -211,7 +208,7 @@ func requestBytes(req *http.Request) ([]byte, error) {
 		}
 		for _, v := range vs {
 			if !validHeaderValue(v) {
-				return nil, fmt.Errorf("invalid header field value for %q", k)
+				return nil, nil, fmt.Errorf("invalid header field value for %q", k)
 			}
 			b = append(b, k...)
 			b = append(b, ": "...)
@@ -227,8 +224,7 @@ func requestBytes(req *http.Request) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(len(body)), 10)
 		b = append(b, "\r\n"...)
 	}
-	b = append(b, "\r\n"...)
-	return append(b, body...), nil
+	return append(b, "\r\n"...), body, nil
 }
 
 // validHeaderName: a token (RFC 9110).

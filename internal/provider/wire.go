@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,10 +38,14 @@ func checkBase(provider, base, def, example string) (string, *url.URL, error) {
 // stream, to be closed by the caller. c records the request, the status and
 // headers, an error body's excerpt and the first bytes of a successful one.
 func (c *capture) send(ctx context.Context, hc *http.Client, target string, header http.Header, body []byte) (*sseReader, io.Closer, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
 	if err != nil {
 		return nil, nil, err
 	}
+	// The body as bytes the transport writes as they are (no copy);
+	// any other reader reads it.
+	req.Body, req.ContentLength = newBodyBytes(body), int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return newBodyBytes(body), nil }
 	for k, v := range header {
 		req.Header[k] = v
 	}
@@ -204,6 +209,20 @@ func schemaOrEmpty(s map[string]any) map[string]any {
 	return s
 }
 
+// lastBodySize is the length of the last JSON encodeBody made.
+var lastBodySize atomic.Int64
+
+// bodyBytes is a request's body that is bytes already: the transport takes
+// them as they are (Bytes), any other reader reads them.
+type bodyBytes struct {
+	*bytes.Reader
+	b []byte
+}
+
+func newBodyBytes(b []byte) bodyBytes { return bodyBytes{bytes.NewReader(b), b} }
+func (r bodyBytes) Close() error      { return nil }
+func (r bodyBytes) Bytes() []byte     { return r.b }
+
 // schemaCache keeps the JSON of the tool schemas the last request sent, by
 // the schema maps themselves: a request lists the same tools every turn,
 // with the same maps (prim makes each once, and Request says they are only
@@ -299,6 +318,10 @@ func reasoningOf(msg Message, types ...string) []json.RawMessage {
 // cannot say, a local error the caller reports without sending.
 func encodeBody(v any) ([]byte, error) {
 	var b bytes.Buffer
+	// As much as the last body took, at once, rather than the doublings to
+	// it: a conversation's request grows by a turn's worth each time.
+	b.Grow(int(lastBodySize.Load()) + 1024)
+	defer func() { lastBodySize.Store(int64(b.Len())) }()
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
