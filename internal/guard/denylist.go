@@ -198,12 +198,28 @@ func DeniedName(name string) bool {
 // relative path is judged as it is (its base name only); callers make it
 // absolute first.
 func (d *PathDenylist) Denied(path string) (bool, string) {
+	if path == "" || !filepath.IsAbs(path) {
+		return d.denied(path, "")
+	}
+	return d.denied(path, physical(path))
+}
+
+// DeniedResolved is Denied for a path the kernel resolved (an open file's
+// /proc/self/fd entry): absolute, with no links and no "..", so it is judged
+// as it is, without looking at the file system again.
+func (d *PathDenylist) DeniedResolved(path string) (bool, string) {
+	if !filepath.IsAbs(path) {
+		return d.Denied(path)
+	}
+	return d.denied(path, filepath.Clean(path))
+}
+
+// denied is Denied with an absolute path's resolution, phys, made.
+func (d *PathDenylist) denied(path, phys string) (bool, string) {
 	if path == "" {
 		return false, ""
 	}
-	var phys string
 	if filepath.IsAbs(path) {
-		phys = physical(path)
 		if ok, dir := d.deniedDirPhys(path, phys); ok {
 			if procDenied.MatchString(dir) {
 				return true, fmt.Sprintf("path %s exposes another process's environment, memory or files under /proc; nodwyn never reads it", path)

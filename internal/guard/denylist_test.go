@@ -39,12 +39,48 @@ func TestDenylistRefusesTheProtectedDirectoriesByPath(t *testing.T) {
 		if ok, why := g.Denylist().Denied(p); !ok || why == "" {
 			t.Errorf("Denied(%s) = %v, %q", p, ok, why)
 		}
+		if ok, why := g.Denylist().DeniedResolved(p); !ok || why == "" {
+			t.Errorf("DeniedResolved(%s) = %v, %q", p, ok, why)
+		}
 	}
 	// Ordinary files, inside and outside the folder, are not the denylist's.
 	for _, p := range []string{filepath.Join(e.Folder, "main.go"), filepath.Join(e.Home, ".bashrc"), "/etc/hosts", "/proc/cpuinfo"} {
 		if ok, why := g.Denylist().Denied(p); ok {
 			t.Errorf("Denied(%s) = true (%s)", p, why)
 		}
+		if ok, why := g.Denylist().DeniedResolved(p); ok {
+			t.Errorf("DeniedResolved(%s) = true (%s)", p, why)
+		}
+	}
+	// A credential-shaped name is denied wherever the kernel says it is.
+	if ok, _ := g.Denylist().DeniedResolved(filepath.Join(e.Folder, "id_rsa")); !ok {
+		t.Error("DeniedResolved of a credential-shaped name in the folder: not denied")
+	}
+}
+
+// DeniedResolved judges the path as the kernel gave it, without resolving
+// it again: a link on the way (which a kernel-resolved path cannot hold) is
+// not followed, where Denied follows it.
+func TestDeniedResolvedDoesNotResolveAgain(t *testing.T) {
+	e := newTestEnv(t)
+	ssh := filepath.Join(e.Home, ".ssh")
+	if err := os.MkdirAll(ssh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(e.Folder, "keys")
+	if err := os.Symlink(ssh, link); err != nil {
+		t.Fatal(err)
+	}
+	g := e.guard(false)
+	p := filepath.Join(link, "known")
+	if ok, _ := g.Denylist().Denied(p); !ok {
+		t.Errorf("Denied(%s) through a link to ~/.ssh: not denied", p)
+	}
+	if ok, why := g.Denylist().DeniedResolved(p); ok {
+		t.Errorf("DeniedResolved(%s) looked at the link: %s", p, why)
+	}
+	if ok, _ := g.Denylist().DeniedResolved(filepath.Join(ssh, "known")); !ok {
+		t.Error("DeniedResolved of the real path: not denied")
 	}
 }
 

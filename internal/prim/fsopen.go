@@ -57,8 +57,12 @@ func (t *Tools) deniedOpen(f *os.File) string {
 	if t.opts.Deny == nil {
 		return ""
 	}
+	deny := t.opts.DenyResolved
+	if deny == nil {
+		deny = t.opts.Deny
+	}
 	real, err := fdPath(f)
-	if err != nil || !t.opts.Deny(real) {
+	if err != nil || !deny(real) {
 		return ""
 	}
 	return real

@@ -66,8 +66,12 @@ type Options struct {
 	// a walk (not reported, not descended into): the guard's denylist, so a
 	// search that starts above ~/.ssh (a folder of / or the home directory
 	// in sandbox mode) never shows what is in it.
-	Deny  func(absPath string) bool
-	Shell string // default: bash if found on PATH, else sh
+	Deny func(absPath string) bool
+	// DenyResolved is Deny for a path the kernel resolved (where an open
+	// file really is: no links, no ".."), judged without resolving it
+	// again; nil: Deny.
+	DenyResolved func(absPath string) bool
+	Shell        string // default: bash if found on PATH, else sh
 	// Seam is the execution seam's mode ([sandbox] mode in config.toml):
 	// "" or no_sandbox runs commands in the folder, working_copy each in a
 	// fresh copy of Checkout (default: the folder), which must hold the

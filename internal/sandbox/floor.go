@@ -461,17 +461,15 @@ func (r *ruleset) restrict(nnp bool) error {
 // directory in the home) that it does not grant; a denied path that is
 // made, moved or replaced is seen by its file (deniedIDs), whatever the
 // stamps say. f.mu is held.
+//
+// A denied path whose directory is one of the stamped ancestors is not
+// looked at itself once that stamp is found unchanged and trusted: making,
+// removing or renaming an entry changes its directory's times, so the path
+// names the same file, or none, as at the build (what changes no time, a
+// mount on it, the floor's commands cannot make). The others are looked at
+// each time: a denied path that appears under a directory the ruleset
+// granted whole (the home of a user with no ~/.ssh yet) must be seen.
 func (f *Floor) fresh(rs *ruleset) bool {
-	for i, d := range f.deny {
-		var st unix.Stat_t
-		var id fileID
-		if unix.Lstat(d, &st) == nil {
-			id = fileID{uint64(st.Dev), st.Ino}
-		}
-		if id != rs.deniedIDs[i] {
-			return false
-		}
-	}
 	for a, was := range rs.stamps {
 		now, ok := stampOf(a)
 		if !ok || now != was {
@@ -482,6 +480,19 @@ func (f *Floor) fresh(rs *ruleset) bool {
 			return false
 		}
 		if c := time.Unix(was.ctime.Unix()); !c.Before(since) {
+			return false
+		}
+	}
+	for i, d := range f.deny {
+		if _, ok := rs.stamps[filepath.Dir(d)]; ok {
+			continue
+		}
+		var st unix.Stat_t
+		var id fileID
+		if unix.Lstat(d, &st) == nil {
+			id = fileID{uint64(st.Dev), st.Ino}
+		}
+		if id != rs.deniedIDs[i] {
 			return false
 		}
 	}

@@ -566,6 +566,62 @@ func TestFloorBuildsAgainWhenWhatItDeniesChanges(t *testing.T) {
 	}
 }
 
+// A denied path in a stamped directory is not looked at itself while that
+// directory is unchanged (Floor.fresh), so every way of making, replacing
+// or moving one there must change the directory's stamp: each is denied to
+// the next command, and the ruleset was used again until then.
+func TestFloorSeesADeniedPathChangedInAStampedDirectory(t *testing.T) {
+	needFloor(t)
+	h, quiet := quietCanaryHome(t)
+	late := filepath.Join(h.home, ".docker") // denied, not there yet
+	h.deny = append(h.deny, late)
+	sb := h.host(t, true)
+	f := sb.Floor()
+	builds := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.builds }
+	plant := func(dir string) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "secret"), []byte(canary+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aws := filepath.Join(h.home, ".aws")
+	spare := filepath.Join(h.home, "spare")
+	plant(spare) // a directory the ruleset grants
+	for _, c := range []struct {
+		what   string
+		change func()
+		read   string
+	}{
+		{"a denied directory made where there was none", func() { plant(late) }, filepath.Join(late, "secret")},
+		{"a denied directory replaced by a granted one moved there", func() {
+			os.Rename(aws, filepath.Join(h.home, ".aws-old"))
+			os.Rename(spare, aws)
+		}, filepath.Join(aws, "secret")},
+		{"a denied directory removed and made again", func() {
+			os.RemoveAll(late)
+			plant(late)
+		}, filepath.Join(late, "secret")},
+	} {
+		untilTrusted(filepath.Dir(quiet), quiet, h.home)
+		h.run(t, sb, `true`)
+		n := builds()
+		h.run(t, sb, `true`)
+		if builds() != n {
+			t.Fatalf("%s: the ruleset was built again before the change", c.what)
+		}
+		c.change()
+		if o := h.run(t, sb, `cat `+c.read); o.ExitCode == 0 || h.leaked(t, o) {
+			t.Errorf("%s: readable by the next command:\n%s", c.what, o.Text())
+		}
+		if builds() == n {
+			t.Errorf("%s: no new build", c.what)
+		}
+	}
+}
+
 // A change to the home is trusted as soon as it is older than the
 // timestamps' granularity, not a second later: after a command that makes
 // a directory there, the next builds the ruleset again and, a few tens of

@@ -366,6 +366,7 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	popts.RepoKnown, popts.GitRepo = true, s.gitRepo // asked once, above
 	deny := s.guard.Denylist()
 	popts.Deny = func(p string) bool { d, _ := deny.Denied(p); return d }
+	popts.DenyResolved = func(p string) bool { d, _ := deny.DeniedResolved(p); return d }
 	if opts.Store != nil && !opts.Dry {
 		id, st := s.ID, opts.Store
 		popts.Backup = func(abs string, old []byte) error { return st.Backup(id, abs, old) }
