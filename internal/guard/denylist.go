@@ -6,6 +6,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // PathDenylist is the credential denylist: directories nobody's tool call
@@ -186,13 +187,61 @@ func DeniedName(name string) bool {
 		return false
 	}
 	lower := strings.ToLower(name)
-	for _, g := range credentialNames {
-		if ok, _ := filepath.Match(g, lower); ok {
+	for _, g := range credentialGlobs() {
+		if g.match(lower) {
 			return true
 		}
 	}
 	return false
 }
+
+// nameGlob is one of credentialNames, matched without filepath.Match when
+// it is a name, a prefix followed by "*" or "*" followed by a suffix (all
+// of them are now): DeniedName runs for each path a file tool touches and
+// each file a search walks. TestCredentialGlobsMatchAsFilepathMatch holds
+// it to filepath.Match's answers.
+type nameGlob struct {
+	glob        string
+	exact       bool
+	prefix, suf string
+	general     bool // anything else: filepath.Match
+}
+
+func (g nameGlob) match(name string) bool {
+	switch {
+	case g.general:
+		ok, _ := filepath.Match(g.glob, name)
+		return ok
+	case g.exact:
+		return name == g.glob
+	}
+	return len(name) >= len(g.prefix)+len(g.suf) && strings.HasPrefix(name, g.prefix) && strings.HasSuffix(name, g.suf)
+}
+
+func compileNameGlob(glob string) nameGlob {
+	g := nameGlob{glob: glob}
+	switch i := strings.IndexByte(glob, '*'); {
+	case strings.ContainsAny(glob, `?[\`) || strings.Count(glob, "*") > 1:
+		g.general = true
+	case i < 0:
+		g.exact = true
+	case i == 0:
+		g.suf = glob[1:]
+	case i == len(glob)-1:
+		g.prefix = glob[:i]
+	default:
+		g.general = true
+	}
+	return g
+}
+
+var credentialGlobs = sync.OnceValue(func() []nameGlob {
+	gs := make([]nameGlob, len(credentialNames))
+	for i, c := range credentialNames {
+		gs[i] = compileNameGlob(c)
+	}
+	return gs
+})
 
 // Denied reports whether a file tool may not touch path, and why. A
 // relative path is judged as it is (its base name only); callers make it

@@ -318,3 +318,29 @@ func TestTheUsersOwnHomeStaysDeniedWhenHOMEPointsElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// The credential names are matched as filepath.Match matches them, each
+// glob and every name of a corpus made to sit at their edges.
+func TestCredentialGlobsMatchAsFilepathMatch(t *testing.T) {
+	names := []string{"", ".", "id_", "id_rsa", "id", "x_rsa", "_rsa", "rsa", ".env", ".env.", ".env.local", "a.env", "env",
+		"credentials", "credentials.", "credentials.json", "credential", ".credentials", ".credentialsx", "secrets.", "secrets",
+		".secrets", ".secretsfoo", "a.pem", ".pem", "pem", "x.key.bak", "key.pem.txt", ".netrc", "netrc", "_netrc", "x.p12",
+		"main.go", "README.md", "id_rsa.pub", "a*b", "[x]", "?", "é.key", ".env.*"}
+	for _, g := range credentialNames {
+		names = append(names, g, g+"x", "x"+g, strings.ReplaceAll(g, "*", ""), strings.ReplaceAll(g, "*", "abc"))
+	}
+	for _, g := range append(append([]string(nil), credentialNames...), "a*b", "a?c", "[ab]*", "**") {
+		c := compileNameGlob(g)
+		for _, n := range names {
+			want, _ := filepath.Match(g, n)
+			if got := c.match(n); got != want {
+				t.Errorf("glob %q, name %q: %v, filepath.Match says %v", g, n, got, want)
+			}
+		}
+		if strings.Contains(g, "?") || strings.Count(g, "*") > 1 || (strings.Contains(g, "*") && !strings.HasPrefix(g, "*") && !strings.HasSuffix(g, "*")) {
+			if !c.general {
+				t.Errorf("glob %q is not matched by filepath.Match", g)
+			}
+		}
+	}
+}
