@@ -11,7 +11,10 @@ import (
 
 // OpenAI is a model behind an OpenAI-compatible Chat Completions endpoint
 // (POST {base}/chat/completions, streamed).
-type OpenAI struct{ openaiEndpoint }
+type OpenAI struct {
+	openaiEndpoint
+	bodies chatBodies // the parts of the last request's body (chatbody.go)
+}
 
 // openaiEndpoint is what the two OpenAI APIs (Chat Completions, OpenAI;
 // Responses) share: where requests go with which key, the model, and the
@@ -72,7 +75,14 @@ func (m *OpenAI) Name() string { return "openai:" + m.model }
 
 // Stream sends req and streams the reply, retrying as Config says.
 func (m *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error) {
-	return m.stream(ctx, req, onDelta, func(cc Compat) (any, compatSent) { return m.params(req, cc) }, m.attempt)
+	return m.stream(ctx, req, onDelta, func(cc Compat) (any, compatSent) {
+		b, sent, err := m.body(req, cc)
+		if err != nil {
+			p, sent := m.params(req, cc) // for encodeBody to say what failed
+			return p, sent
+		}
+		return encoded(b), sent
+	}, m.attempt)
 }
 
 // stream sends req, its body params makes under the compatibility the
@@ -160,14 +170,33 @@ func (m *OpenAI) maxField(cc Compat) string {
 	return "max_tokens"
 }
 
+// params is the request body of req under cc, and what of cc it used.
 func (m *OpenAI) params(req Request, cc Compat) (chatRequest, compatSent) {
+	p, sent := m.paramsWithout(req, cc)
+	p.Messages = make([]chatMessage, 0, len(req.Messages)+1)
+	if req.System != "" {
+		p.Messages = append(p.Messages, chatMessage{Role: sent.role, Content: &req.System})
+	}
+	for _, msg := range req.Messages {
+		p.Messages = append(p.Messages, chatMessageOf(msg))
+	}
+	schemas := m.schemas.encode(req.Tools, schemaOrEmpty)
+	for i, t := range req.Tools {
+		p.Tools = append(p.Tools, chatTool{Type: "function",
+			Function: chatFunctionDef{Name: t.Name, Description: t.Description, Parameters: schemas[i]}})
+	}
+	return p, sent
+}
+
+// paramsWithout is params without the messages and the tools (the rest is
+// said as params says it).
+func (m *OpenAI) paramsWithout(req Request, cc Compat) (chatRequest, compatSent) {
 	var sent compatSent
 	model := req.Model
 	if model == "" {
 		model = m.model
 	}
-	p := chatRequest{Model: model, Stream: true, Temperature: req.Temperature,
-		Messages: make([]chatMessage, 0, len(req.Messages)+1), Tools: make([]chatTool, 0, len(req.Tools))}
+	p := chatRequest{Model: model, Stream: true, Temperature: req.Temperature}
 	if !cc.NoStreamOptions {
 		p.StreamOptions = &chatStreamOptions{IncludeUsage: true}
 		sent.streamOptions = true
@@ -189,39 +218,35 @@ func (m *OpenAI) params(req Request, cc Compat) (chatRequest, compatSent) {
 		if role == "" {
 			role = "system"
 		}
-		p.Messages = append(p.Messages, chatMessage{Role: role, Content: &req.System})
 		sent.role = role
 	}
-	for _, msg := range req.Messages {
-		switch msg.Role {
-		case RoleAssistant:
-			a := chatMessage{Role: "assistant"}
-			if msg.Content != "" || len(msg.ToolCalls) == 0 {
-				a.Content = &msg.Content
-			}
-			for _, tc := range msg.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, chatToolCall{ID: tc.ID, Type: "function",
-					Function: chatFunction{Name: tc.Name, Arguments: argsOrEmpty(tc.Arguments)}})
-			}
-			p.Messages = append(p.Messages, a)
-		case RoleTool:
-			text := toolResultText(msg)
-			p.Messages = append(p.Messages, chatMessage{Role: "tool", Content: &text, ToolCallID: msg.ToolCallID})
-		default:
-			p.Messages = append(p.Messages, chatMessage{Role: "user", Content: &msg.Content})
-		}
-	}
-	schemas := m.schemas.encode(req.Tools, schemaOrEmpty)
-	for i, t := range req.Tools {
-		p.Tools = append(p.Tools, chatTool{Type: "function",
-			Function: chatFunctionDef{Name: t.Name, Description: t.Description, Parameters: schemas[i]}})
-	}
-	if len(p.Tools) > 0 && !cc.NoParallelToolCalls {
+	if len(req.Tools) > 0 && !cc.NoParallelToolCalls {
 		yes := true
 		p.ParallelToolCalls = &yes
 		sent.parallel = true
 	}
 	return p, sent
+}
+
+// chatMessageOf is a message of the conversation as Chat Completions has it.
+func chatMessageOf(msg Message) chatMessage {
+	switch msg.Role {
+	case RoleAssistant:
+		a := chatMessage{Role: "assistant"}
+		if msg.Content != "" || len(msg.ToolCalls) == 0 {
+			a.Content = &msg.Content
+		}
+		for _, tc := range msg.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, chatToolCall{ID: tc.ID, Type: "function",
+				Function: chatFunction{Name: tc.Name, Arguments: argsOrEmpty(tc.Arguments)}})
+		}
+		return a
+	case RoleTool:
+		text := toolResultText(msg)
+		return chatMessage{Role: "tool", Content: &text, ToolCallID: msg.ToolCallID}
+	default:
+		return chatMessage{Role: "user", Content: &msg.Content}
+	}
 }
 
 // chatChunk is one event of a Chat Completions stream.

@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -209,9 +208,6 @@ func schemaOrEmpty(s map[string]any) map[string]any {
 	return s
 }
 
-// lastBodySize is the length of the last JSON encodeBody made.
-var lastBodySize atomic.Int64
-
 // bodyBytes is a request's body that is bytes already: the transport takes
 // them as they are (Bytes), any other reader reads them.
 type bodyBytes struct {
@@ -313,15 +309,17 @@ func reasoningOf(msg Message, types ...string) []json.RawMessage {
 	return out
 }
 
+// encoded is a request body made already, which encodeBody returns as it is.
+type encoded []byte
+
 // encodeBody encodes a request body (HTML characters unescaped, as the
 // model wrote them). It fails only for a tool schema holding what JSON
 // cannot say, a local error the caller reports without sending.
 func encodeBody(v any) ([]byte, error) {
+	if e, ok := v.(encoded); ok {
+		return e, nil
+	}
 	var b bytes.Buffer
-	// As much as the last body took, at once, rather than the doublings to
-	// it: a conversation's request grows by a turn's worth each time.
-	b.Grow(int(lastBodySize.Load()) + 1024)
-	defer func() { lastBodySize.Store(int64(b.Len())) }()
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {

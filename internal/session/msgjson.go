@@ -1,9 +1,7 @@
 package session
 
 import (
-	"bytes"
 	"encoding/json"
-	"slices"
 
 	"github.com/nodwyn/nodwyn/internal/provider"
 )
@@ -33,7 +31,7 @@ func (c *msgJSON) encode(msgs []provider.Message) ([]byte, error) {
 	}
 	n := 2 + len(msgs)
 	for i := range msgs {
-		if i < len(c.done) && sameMessage(&c.done[i].m, &msgs[i]) {
+		if i < len(c.done) && provider.SameMessage(&c.done[i].m, &msgs[i]) {
 			n += len(c.done[i].raw)
 			continue
 		}
@@ -41,14 +39,9 @@ func (c *msgJSON) encode(msgs []provider.Message) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := encodedMessage{m: msgs[i], raw: raw}
 		// The encoded copy keeps the slices as they are now: an element
 		// changed in place later is then seen as a change.
-		e.m.ToolCalls = slices.Clone(msgs[i].ToolCalls)
-		e.m.Reasoning = make([]json.RawMessage, len(msgs[i].Reasoning))
-		for j, r := range msgs[i].Reasoning {
-			e.m.Reasoning[j] = bytes.Clone(r)
-		}
+		e := encodedMessage{m: provider.CopyMessage(msgs[i]), raw: raw}
 		if i < len(c.done) {
 			c.done[i] = e
 		} else {
@@ -65,26 +58,4 @@ func (c *msgJSON) encode(msgs []provider.Message) ([]byte, error) {
 		out = append(out, c.done[i].raw...)
 	}
 	return append(out, ']'), nil
-}
-
-// sameMessage reports whether a and b are equal, field by field (strings
-// that share their bytes compare at once), as far as their JSON shows
-// (a nil and an empty ToolCalls differ: null and []).
-func sameMessage(a, b *provider.Message) bool {
-	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.Name != b.Name ||
-		a.IsError != b.IsError || len(a.ToolCalls) != len(b.ToolCalls) || (a.ToolCalls == nil) != (b.ToolCalls == nil) ||
-		len(a.Reasoning) != len(b.Reasoning) {
-		return false
-	}
-	for i := range a.ToolCalls {
-		if a.ToolCalls[i] != b.ToolCalls[i] {
-			return false
-		}
-	}
-	for i := range a.Reasoning {
-		if !bytes.Equal(a.Reasoning[i], b.Reasoning[i]) {
-			return false
-		}
-	}
-	return true
 }
