@@ -248,6 +248,10 @@ type ruleset struct {
 	deniedIDs []fileID
 	stamps    map[string]stamp
 	began     time.Time
+	// For a denied path that was not there, the stamp of its nearest
+	// directory that was (absent: none could be taken): while that is
+	// unchanged, nothing was made on the way (fresh).
+	absentAt map[string]stamp
 }
 
 // stamp is what says a directory's entries are as they were: making,
@@ -308,7 +312,20 @@ func (f *Floor) build() (*ruleset, error) {
 	for i, d := range f.deny {
 		var st unix.Stat_t
 		if unix.Lstat(d, &st) != nil {
-			continue // nothing there to deny now
+			// Nothing there to deny now; where the path stops, for fresh.
+			for a := filepath.Dir(d); ; a = filepath.Dir(a) {
+				if st, ok := stampOf(a); ok {
+					if rs.absentAt == nil {
+						rs.absentAt = map[string]stamp{}
+					}
+					rs.absentAt[a] = st
+					break
+				}
+				if a == "/" {
+					break
+				}
+			}
+			continue
 		}
 		denied[d] = true
 		rs.deniedIDs[i] = fileID{uint64(st.Dev), st.Ino}
@@ -483,8 +500,12 @@ func (f *Floor) fresh(rs *ruleset) bool {
 			return false
 		}
 	}
+	var absent map[string]bool // absentAt's directories found unchanged
 	for i, d := range f.deny {
 		if _, ok := rs.stamps[filepath.Dir(d)]; ok {
+			continue
+		}
+		if rs.deniedIDs[i] == (fileID{}) && rs.unchangedAbsent(d, &absent) {
 			continue
 		}
 		var st unix.Stat_t
@@ -497,6 +518,31 @@ func (f *Floor) fresh(rs *ruleset) bool {
 		}
 	}
 	return true
+}
+
+// unchangedAbsent reports whether the nearest directory of d that was
+// there at the build (d was not) is unchanged and trusted: then nothing on
+// the way to d was made since, and d is still not there. memo keeps the
+// answers of one fresh.
+func (rs *ruleset) unchangedAbsent(d string, memo *map[string]bool) bool {
+	for a := filepath.Dir(d); ; a = filepath.Dir(a) {
+		if was, ok := rs.absentAt[a]; ok {
+			if ok, seen := (*memo)[a]; seen {
+				return ok
+			}
+			now, there := stampOf(a)
+			since := rs.began.Add(-stampWindow(was))
+			ok := there && now == was && time.Unix(was.mtime.Unix()).Before(since) && time.Unix(was.ctime.Unix()).Before(since)
+			if *memo == nil {
+				*memo = map[string]bool{}
+			}
+			(*memo)[a] = ok
+			return ok
+		}
+		if a == "/" {
+			return false
+		}
+	}
 }
 
 // refresh makes f.last the ruleset a build now would make: the last one

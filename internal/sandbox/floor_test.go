@@ -574,7 +574,12 @@ func TestFloorSeesADeniedPathChangedInAStampedDirectory(t *testing.T) {
 	needFloor(t)
 	h, quiet := quietCanaryHome(t)
 	late := filepath.Join(h.home, ".docker") // denied, not there yet
-	h.deny = append(h.deny, late)
+	// and one whose directory is not there either, in a directory the
+	// ruleset grants whole (a second home, as /root beside $HOME)
+	other := filepath.Join(quiet, "other")
+	os.MkdirAll(other, 0o755)
+	deep := filepath.Join(other, ".config", "gcloud")
+	h.deny = append(h.deny, late, deep)
 	sb := h.host(t, true)
 	f := sb.Floor()
 	builds := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.builds }
@@ -604,8 +609,9 @@ func TestFloorSeesADeniedPathChangedInAStampedDirectory(t *testing.T) {
 			os.RemoveAll(late)
 			plant(late)
 		}, filepath.Join(late, "secret")},
+		{"a denied directory made with its directory, where neither was", func() { plant(deep) }, filepath.Join(deep, "secret")},
 	} {
-		untilTrusted(filepath.Dir(quiet), quiet, h.home)
+		untilTrusted(filepath.Dir(quiet), quiet, h.home, other)
 		h.run(t, sb, `true`)
 		n := builds()
 		h.run(t, sb, `true`)
