@@ -28,15 +28,31 @@ import (
 // run whose tool spawns nothing (fs-read): turn-inproc-ms, turn-daemon-ms,
 // added-turn-ms, each (wall − launch to the first request) / 20, the run's
 // end included; and turn-marginal-inproc-ms, what a turn adds: (the
-// twenty-turn run − the run that asks the model once) / 20, both whole.
+// twenty-turn run − the run that asks the model once) / 20, both whole;
+// and turn-client-inproc-ms, nodwyn's own time a turn with the server's
+// left out: from the end of a reply to the next request's arrival (the
+// tool, the loop, the saves and the log, building and sending the
+// request), the mean over a run.
 func BenchmarkDaemon(b *testing.B) {
 	dir := b.TempDir()
 	bin := buildNodwyn(b, dir)
 	const turns = 20
 	var first atomic.Int64 // unix ns of the current run's first request
+	// nodwyn's own time between turns: from the end of a reply (written
+	// and flushed) to the next request's arrival, summed over a run.
+	var replied, between, betweens atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now().UnixNano()
+		if at := replied.Load(); at != 0 {
+			between.Add(now - at)
+			betweens.Add(1)
+		}
+		defer func() {
+			w.(http.Flusher).Flush()
+			replied.Store(time.Now().UnixNano())
+		}()
 		body, _ := io.ReadAll(r.Body)
-		first.CompareAndSwap(0, time.Now().UnixNano())
+		first.CompareAndSwap(0, now)
 		// The turn is the number of tool results the request carries;
 		// the task says how many turns the run has.
 		done := strings.Count(string(body), `"role":"tool"`)
@@ -122,6 +138,9 @@ func BenchmarkDaemon(b *testing.B) {
 		cmd := exec.Command(bin, append(args, task)...)
 		cmd.Env = env
 		first.Store(0)
+		replied.Store(0)
+		between.Store(0)
+		betweens.Store(0)
 		t0 := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("nodwyn %s: %v\n%s\n%s", strings.Join(args, " "), err, out, dlog.String())
@@ -133,7 +152,7 @@ func BenchmarkDaemon(b *testing.B) {
 		}
 		return time.Unix(0, f).Sub(t0), wall
 	}
-	var sIn, sD, tIn, tD, mg []float64
+	var sIn, sD, tIn, tD, mg, cl []float64
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -143,6 +162,9 @@ func BenchmarkDaemon(b *testing.B) {
 		sD = append(sD, ms(s))
 		s, w := run(false, "twenty turns")
 		tIn = append(tIn, ms(w-s)/turns)
+		if n := betweens.Load(); n > 0 {
+			cl = append(cl, float64(between.Load())/float64(n)/1e6)
+		}
 		// What a turn adds: the twenty-turn run less the one that asks
 		// the model once, both whole (the start and the end are in both).
 		mg = append(mg, ms(w-w0)/turns)
@@ -151,6 +173,7 @@ func BenchmarkDaemon(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(median(mg), "turn-marginal-inproc-ms")
+	b.ReportMetric(median(cl), "turn-client-inproc-ms")
 	mIn, mD, tmIn, tmD := median(sIn), median(sD), median(tIn), median(tD)
 	b.ReportMetric(mIn, "startup-inproc-ms")
 	b.ReportMetric(mD, "startup-daemon-ms")
