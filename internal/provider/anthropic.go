@@ -65,6 +65,9 @@ func newAnthropic(cfg Config) (*Anthropic, error) {
 // Name returns "anthropic:MODEL".
 func (m *Anthropic) Name() string { return "anthropic:" + m.model }
 
+// CloseIdleConnections closes the connection kept between requests.
+func (m *Anthropic) CloseIdleConnections() { m.hc.CloseIdleConnections() }
+
 // Stream sends req and streams the reply, retrying as Config says.
 func (m *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error) {
 	p := m.params(req)

@@ -70,6 +70,9 @@ func newOpenAI(cfg Config) (*OpenAI, error) {
 	return m, nil
 }
 
+// CloseIdleConnections closes the connection kept between requests.
+func (e *openaiEndpoint) CloseIdleConnections() { e.hc.CloseIdleConnections() }
+
 // Name returns "openai:MODEL".
 func (m *OpenAI) Name() string { return "openai:" + m.model }
 

@@ -131,6 +131,16 @@ type Model interface {
 	Name() string // e.g. "openai:gpt-4o" for logs
 }
 
+// CloseIdle closes the connection a model keeps between requests, if it
+// keeps one: when the session that used it ends (a daemon runs one model
+// for each session, and each has a connection of its own). The model may
+// still be used; its next request connects again.
+func CloseIdle(m Model) {
+	if c, ok := m.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // Config chooses and configures a model.
 type Config struct {
 	Provider string // "openai" | "anthropic" | "script" ("openai-responses" is openai with API "responses")

@@ -88,6 +88,7 @@ func (t *wireTransport) viaProxy() *http.Transport {
 
 type wireConn struct {
 	c    net.Conn
+	lc   *limitedConn // c as br reads it
 	br   *bufio.Reader
 	addr string // scheme://host:port, what it was dialled for
 	wbuf []byte // the last request as written
@@ -126,25 +127,37 @@ func (t *wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		stop := context.AfterFunc(ctx, func() { wc.c.SetDeadline(time.Unix(1, 0)) })
 		res, err := wc.exchange(head, body, req)
 		if err == nil {
-			res.Body = &wireBody{rc: res.Body, t: t, wc: wc, stop: stop, ctx: ctx, keep: !res.Close && !req.Close}
-			return res, nil
+			// The caller gets a copy of the response: a body drained after
+			// Close (wireBody) reads the trailers into the one
+			// http.ReadResponse made, which the caller then never sees.
+			shown := *res
+			shown.Trailer = res.Trailer.Clone()
+			shown.Body = &wireBody{rc: res.Body, t: t, wc: wc, stop: stop, ctx: ctx, keep: !res.Close && !req.Close,
+				res: res, shown: &shown}
+			return &shown, nil
 		}
 		stop()
 		wc.c.Close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		// A kept connection the server closed as the request went out: no
-		// reply was begun, so the request goes again, once, on a new one.
-		if reused && !retried && closedBeforeReply(err) {
+		// A kept connection the server closed as the request went out, so
+		// that the request could not be written whole: the server cannot
+		// have acted on it, and it goes again, once, on a new connection.
+		// One written whole and then dropped unanswered is the caller's to
+		// retry (the server may have acted on it), as net/http leaves it.
+		var nw notWritten
+		if reused && !retried && errors.As(err, &nw) {
 			continue
 		}
 		return nil, err
 	}
 }
 
-// exchange writes the request and reads the response's head. An error
-// before any byte of the reply came is a noReply.
+// exchange writes the request and reads the response's head (after any
+// informational 1xx ones, as net/http skips them). A request that could
+// not be written whole is a notWritten error, unless the server answered
+// before it closed (a 413 to a body too large, sent without reading it).
 func (wc *wireConn) exchange(head, body []byte, req *http.Request) (*http.Response, error) {
 	// One write of head and body, from a buffer the connection keeps (a
 	// writev of the two would save the copy, but the race detector sees no
@@ -156,25 +169,72 @@ func (wc *wireConn) exchange(head, body []byte, req *http.Request) (*http.Respon
 		wc.wbuf = nil // a conversation's largest request is not kept
 	}
 	if err != nil {
-		return nil, noReply{err}
+		wc.c.SetReadDeadline(time.Now().Add(earlyReplyWait))
+		if res, rerr := wc.readResponse(req); rerr == nil {
+			wc.c.SetReadDeadline(time.Time{})
+			res.Close = true
+			return res, nil
+		}
+		return nil, notWritten{err}
 	}
-	if _, err := wc.br.Peek(1); err != nil {
-		return nil, noReply{err}
-	}
-	return http.ReadResponse(wc.br, req)
+	return wc.readResponse(req)
 }
 
-// noReply is the error of an exchange that got no byte of a reply.
-type noReply struct{ err error }
+// earlyReplyWait is how long a request that could not be written whole
+// waits for the reply the server may have sent before it closed.
+const earlyReplyWait = 100 * time.Millisecond
 
-func (e noReply) Error() string { return e.err.Error() }
-func (e noReply) Unwrap() error { return e.err }
+// maxReplyHead bounds a reply's status line and headers (net/http's
+// default for a response's headers is 10 MB too).
+const maxReplyHead = 10 << 20
 
-// closedBeforeReply reports whether err says the connection ended before
-// any of a reply came.
-func closedBeforeReply(err error) bool {
-	var nr noReply
-	return errors.As(err, &nr) && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
+// readResponse reads a reply's head, skipping informational (1xx) replies
+// but for 101, five at most, as net/http does.
+func (wc *wireConn) readResponse(req *http.Request) (*http.Response, error) {
+	for n := 0; ; n++ {
+		wc.lc.left = maxReplyHead
+		res, err := http.ReadResponse(wc.br, req)
+		wc.lc.left = -1
+		if err != nil {
+			if errors.Is(err, errHeadTooLong) {
+				err = fmt.Errorf("the reply's headers are longer than %d bytes", maxReplyHead)
+			}
+			return nil, err
+		}
+		if res.StatusCode < 100 || res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols || n == 5 {
+			return res, nil
+		}
+	}
+}
+
+// notWritten is the error of a request that could not be written whole.
+type notWritten struct{ err error }
+
+func (e notWritten) Error() string { return e.err.Error() }
+func (e notWritten) Unwrap() error { return e.err }
+
+// limitedConn is the connection as the reader of replies reads it: while
+// left is not negative, at most left bytes more (the head of a reply).
+type limitedConn struct {
+	net.Conn
+	left int
+}
+
+var errHeadTooLong = errors.New("reply head too long")
+
+func (l *limitedConn) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return l.Conn.Read(p)
+	}
+	if l.left == 0 {
+		return 0, errHeadTooLong
+	}
+	if len(p) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.Conn.Read(p)
+	l.left -= n
+	return n, err
 }
 
 func closeBody(req *http.Request) {
@@ -199,6 +259,10 @@ func requestBytes(req *http.Request) (head, body []byte, err error) {
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host
+	}
+	host = withoutZone(host)
+	if !validHeaderValue(host) || strings.ContainsAny(host, " \t/") {
+		return nil, nil, fmt.Errorf("invalid Host %q", host)
 	}
 	b := make([]byte, 0, 512)
 	b = append(b, req.Method...)
@@ -234,6 +298,22 @@ func requestBytes(req *http.Request) (head, body []byte, err error) {
 		b = append(b, "\r\n"...)
 	}
 	return append(b, "\r\n"...), body, nil
+}
+
+// withoutZone is a host without an IPv6 zone ("[fe80::1%en0]:80" →
+// "[fe80::1]:80"), which the Host header does not carry.
+func withoutZone(host string) string {
+	if !strings.HasPrefix(host, "[") {
+		return host
+	}
+	i := strings.LastIndex(host, "]")
+	if i < 0 {
+		return host
+	}
+	if j := strings.LastIndex(host[:i], "%"); j > 0 {
+		return host[:j] + host[i:]
+	}
+	return host
 }
 
 // validHeaderName: a token (RFC 9110).
@@ -288,7 +368,8 @@ func (t *wireTransport) dial(ctx context.Context, u *url.URL) (*wireConn, error)
 		}
 		c = tc
 	}
-	return &wireConn{c: c, br: bufio.NewReaderSize(c, 16<<10), addr: scheme + "://" + hp}, nil
+	lc := &limitedConn{Conn: c, left: -1}
+	return &wireConn{c: c, lc: lc, br: bufio.NewReaderSize(lc, 16<<10), addr: scheme + "://" + hp}, nil
 }
 
 // take returns the kept connection for addr, if there is one the server
@@ -341,23 +422,25 @@ func (t *wireTransport) CloseIdleConnections() {
 	if wc := t.take(""); wc != nil {
 		wc.c.Close()
 	}
+	t.proxyOnce.Do(func() {}) // after a first proxied request has made it, or for good
 	if t.proxied != nil {
 		t.proxied.CloseIdleConnections()
 	}
 }
 
 // open reports whether the server has not closed a kept connection nor sent
-// anything on it unasked (an HTTP server's 408 before it closes): a look at
-// the socket that does not wait. Over TLS, bytes may be a session ticket
-// the TLS layer reads later, so only the end counts.
+// anything on it unasked (an HTTP server's 408 before it closes; over TLS,
+// the close_notify alert that comes before the end, or a reply that is no
+// request's): a look at the socket that does not wait. Any byte there makes
+// the connection one not to use: over TLS it could also be a session ticket
+// or a key update, which a new connection costs no more than a handshake.
 func (wc *wireConn) open() bool {
 	if wc.br.Buffered() > 0 {
 		return false
 	}
 	raw := wc.c
-	_, isTLS := raw.(*tls.Conn)
-	if isTLS {
-		raw = raw.(*tls.Conn).NetConn()
+	if tc, ok := raw.(*tls.Conn); ok {
+		raw = tc.NetConn()
 	}
 	sc, ok := raw.(syscall.Conn)
 	if !ok {
@@ -371,12 +454,8 @@ func (wc *wireConn) open() bool {
 	err = rc.Read(func(fd uintptr) bool {
 		var b [1]byte
 		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		switch {
-		case err == syscall.EAGAIN || err == syscall.EINTR:
-		case err != nil || n == 0:
-			open = false
-		case !isTLS:
-			open = false
+		if !(err == syscall.EAGAIN || err == syscall.EINTR) || n > 0 {
+			open = false // bytes, the end, or an error
 		}
 		return true
 	})
@@ -397,12 +476,16 @@ type wireBody struct {
 	eof    bool
 	closed bool
 	mu     sync.Mutex
+	// The response http.ReadResponse made (whose Trailer its body fills)
+	// and the caller's copy of it.
+	res, shown *http.Response
 }
 
 func (b *wireBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err == io.EOF {
 		b.eof = true
+		b.shown.Trailer = b.res.Trailer
 	} else if err != nil && b.ctx.Err() != nil {
 		err = b.ctx.Err()
 	}

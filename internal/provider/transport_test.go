@@ -171,32 +171,54 @@ func rawServer(t *testing.T, reply func(conn, req int) string) (string, *atomic.
 
 const okReply = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
-// A kept connection the server drops as the request arrives (it read it,
-// and answered nothing) is tried again, once, on a new connection; a new
-// connection dropped so is an error, not tried again.
-func TestWireTransportRetriesOnlyAKeptConnection(t *testing.T) {
+// A request written whole on a kept connection and then dropped unanswered
+// is not sent again by the transport: the server may have acted on it (a
+// model's reply is paid for), and the caller's retries, which count and
+// bound it, decide. With no retries the server gets it once.
+func TestWireTransportDoesNotResendWhatWasWritten(t *testing.T) {
+	var got atomic.Int64
 	url, conns := rawServer(t, func(conn, req int) string {
-		if conn == 1 && req == 1 {
-			return "" // the second request on the first connection
+		if conn == 1 && req == 0 {
+			return okReply
 		}
-		return okReply
+		got.Add(1)
+		return "" // read it, then dropped the connection
 	})
 	hc := defaultHTTPClient(url)
-	for i := range 2 {
-		if got, err := post(t, hc, t.Context(), url, "{}"); err != nil || got != "200 ok" {
-			t.Fatalf("request %d: %q %v", i, got, err)
-		}
+	if s, err := post(t, hc, t.Context(), url, "{}"); err != nil || s != "200 ok" {
+		t.Fatalf("the first request: %q %v", s, err)
 	}
-	if n := conns.Load(); n != 2 {
-		t.Errorf("%d connections, want 2", n)
-	}
-
-	url, conns = rawServer(t, func(conn, req int) string { return "" })
-	if _, err := post(t, defaultHTTPClient(url), t.Context(), url, "{}"); err == nil {
+	if _, err := post(t, hc, t.Context(), url, "{}"); err == nil {
 		t.Error("a request the server dropped succeeded")
 	}
+	if n := got.Load(); n != 1 {
+		t.Errorf("the server got the dropped request %d times, want 1", n)
+	}
 	if n := conns.Load(); n != 1 {
-		t.Errorf("a dropped request on a new connection was tried on %d, want 1", n)
+		t.Errorf("%d connections, want 1", n)
+	}
+
+	// Through a provider with no retries: once.
+	got.Store(0)
+	url, _ = rawServer(t, func(conn, req int) string {
+		if conn == 1 && req == 0 {
+			return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: " + fmt.Sprint(len(oaText("hi"))) + "\r\n\r\n" + oaText("hi")
+		}
+		got.Add(1)
+		return ""
+	})
+	m, err := New(fastRetries(Config{Provider: "openai", BaseURL: url + "/v1", Model: "m", MaxRetries: -1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "y"}}}, nil); err == nil {
+		t.Error("a request the server dropped succeeded")
+	}
+	if n := got.Load(); n != 1 {
+		t.Errorf("with no retries the server got the request %d times, want 1", n)
 	}
 }
 

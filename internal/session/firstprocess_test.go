@@ -1,9 +1,12 @@
 package session
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/nodwyn/nodwyn/internal/provider"
 )
 
 // The watchdog's hook (BeforeFirstProcess) is called once, with the
@@ -55,5 +58,37 @@ func TestBeforeFirstProcessOnceBeforeTheFirstProgram(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(r.s.opts.Folder, "ran")); err != nil {
 		t.Errorf("the command did not run: %v", err)
+	}
+}
+
+// closingModel is a scripted model that counts how often its kept
+// connection was closed.
+type closingModel struct {
+	provider.Model
+	closed int
+}
+
+func (m *closingModel) CloseIdleConnections() { m.closed++ }
+
+// The session's end closes the connection its model keeps between requests
+// (the daemon makes a model for each session; a connection kept past the
+// session would be a descriptor left for each).
+func TestCloseClosesTheModelsConnection(t *testing.T) {
+	opts := baseOpts(t)
+	m := &closingModel{Model: script(t, "> reply\nDone.\n")}
+	opts.Model = m
+	s, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := s.Run(context.Background()); out.Status != "finished" {
+		t.Fatalf("status %q (%s)", out.Status, out.Text)
+	}
+	if m.closed != 0 {
+		t.Fatal("the connection was closed before the session ended")
+	}
+	s.Close()
+	if m.closed != 1 {
+		t.Errorf("the session's end closed the model's connection %d times, want once", m.closed)
 	}
 }

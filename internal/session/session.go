@@ -731,6 +731,9 @@ func (s *Session) Close() error {
 		s.tools.Close()
 	}
 	s.floor.Close() // after the tools: their commands started under it
+	if s.opts.Model != nil {
+		provider.CloseIdle(s.opts.Model) // its connection, kept for the next request
+	}
 	if s.journal != nil {
 		s.journal.Close()
 	}

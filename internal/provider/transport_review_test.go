@@ -1,0 +1,503 @@
+package provider
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Tests from a review that attacked the transport (each failed before the
+// fix its comment names), and the cases it found sound, kept.
+
+// rawConnServer: each accepted connection is handed to serve.
+func rawConnServer(t *testing.T, ln net.Listener, serve func(c net.Conn, br *bufio.Reader)) {
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				serve(c, bufio.NewReader(c))
+			}()
+		}
+	}()
+}
+
+func readReq(br *bufio.Reader) bool {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, req.Body)
+	return true
+}
+
+// 1xx: a 103 Early Hints (or an unasked 100 Continue) before the final
+// response is returned as the response; the final one then answers the
+// next request.
+func TestWireTransportReview1xxDesync(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	rawConnServer(t, ln, func(c net.Conn, br *bufio.Reader) {
+		if !readReq(br) {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </x>; rel=preload\r\n\r\n")
+		time.Sleep(50 * time.Millisecond) // the model thinks
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst")
+		if !readReq(br) {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecond")
+	})
+	url := "http://" + ln.Addr().String()
+	for _, name := range []string{"net/http", "wire"} {
+		hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		if name == "wire" {
+			hc = defaultHTTPClient(url)
+		}
+		got1, err1 := post(t, hc, t.Context(), url, "{}")
+		got2, err2 := post(t, hc, t.Context(), url, "{}")
+		t.Logf("%-8s request 1: %q %v; request 2: %q %v", name, got1, err1, got2, err2)
+		if got1 != "200 first" || got2 != "200 second" {
+			t.Errorf("%s: want 200 first, 200 second", name)
+		}
+	}
+}
+
+func tlsTestServer(t *testing.T) (*tls.Config, *x509.CertPool) {
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	return &tls.Config{Certificates: srv.TLS.Certificates}, pool
+}
+
+func wireTLSClient(pool *x509.CertPool) *http.Client {
+	tr := newWireTransport(true)
+	tr.rootsOnce.Do(func() { tr.roots = pool })
+	return &http.Client{Transport: tr}
+}
+
+// Over TLS the look at a kept connection ignores bytes in the socket, so a
+// stray reply (a second response, bytes past Content-Length in a record of
+// their own, a 408 before close) answers the next request.
+func TestWireTransportReviewTLSStrayBytesDesync(t *testing.T) {
+	cfg, pool := tlsTestServer(t)
+	ln, _ := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	rawConnServer(t, ln, func(c net.Conn, br *bufio.Reader) {
+		if !readReq(br) {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		time.Sleep(20 * time.Millisecond)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale") // a server bug
+		if !readReq(br) {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
+	})
+	url := "https://" + ln.Addr().String()
+	hc := wireTLSClient(pool)
+	got1, err1 := post(t, hc, t.Context(), url, "{}")
+	time.Sleep(100 * time.Millisecond)
+	got2, err2 := post(t, hc, t.Context(), url, "{}")
+	t.Logf("request 1: %q %v; request 2: %q %v", got1, err1, got2, err2)
+	if got2 == "200 stale" {
+		t.Errorf("request 2 got the stray reply of request 1's connection")
+	}
+}
+
+// A server that answers 408 on an idle TLS connection, then closes it (as
+// some do at their idle timeout): the next request gets the 408.
+func TestWireTransportReviewTLS408OnIdle(t *testing.T) {
+	cfg, pool := tlsTestServer(t)
+	ln, _ := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	var reqs atomic.Int64
+	rawConnServer(t, ln, func(c net.Conn, br *bufio.Reader) {
+		if !readReq(br) {
+			return
+		}
+		reqs.Add(1)
+		io.WriteString(c, okReply)
+		time.Sleep(20 * time.Millisecond)
+		io.WriteString(c, "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+	})
+	url := "https://" + ln.Addr().String()
+	hc := wireTLSClient(pool)
+	got1, err1 := post(t, hc, t.Context(), url, "{}")
+	time.Sleep(100 * time.Millisecond)
+	got2, err2 := post(t, hc, t.Context(), url, "{}")
+	t.Logf("request 1: %q %v; request 2: %q %v", got1, err1, got2, err2)
+	if got2 != "200 ok" {
+		t.Errorf("request 2: %q %v, want 200 ok", got2, err2)
+	}
+}
+
+// A server that answers early, without reading a large body (a 413, a 400
+// for a malformed request), and closes: net/http returns the answer; the
+// wire transport's write fails and the answer is lost.
+func TestWireTransportReviewEarlyReplyToALargeBody(t *testing.T) {
+	var reqs atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqs.Add(1)
+		if r.URL.Path == "/small" {
+			io.ReadAll(r.Body)
+			io.WriteString(w, "ok")
+			return
+		}
+		w.Header().Set("Connection", "close")
+		http.Error(w, `{"error":"request too large"}`, http.StatusRequestEntityTooLarge)
+	}))
+	t.Cleanup(srv.Close)
+	big := strings.Repeat("x", 4<<20)
+	for _, name := range []string{"net/http", "wire"} {
+		reqs.Store(0)
+		hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		if name == "wire" {
+			hc = defaultHTTPClient(srv.URL)
+		}
+		post(t, hc, t.Context(), srv.URL+"/small", "{}") // a kept connection
+		got, err := post(t, hc, t.Context(), srv.URL+"/big", big)
+		t.Logf("%-8s: %q %v; the server saw %d requests", name, excerpt(got, 60), err, reqs.Load())
+		if !strings.HasPrefix(got, "413") {
+			t.Errorf("%s: got %q %v, want the 413", name, excerpt(got, 60), err)
+		}
+	}
+}
+
+// A POST the server received, worked on and then lost the connection of,
+// with no reply begun, is sent again by the transport even with retries
+// The daemon makes a model, and so a transport, for each session: the
+// session's end closes its kept connection (CloseIdle, from Session.Close),
+// so 200 sessions leave no descriptors, as net/http's transports, whose
+// reader sees the server's close, leave none.
+func TestWireTransportReviewFDsAcrossTransports(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.IdleTimeout = 50 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	fds := func() int { e, _ := os.ReadDir("/proc/self/fd"); return len(e) }
+	for _, name := range []string{"net/http", "wire"} {
+		before := fds()
+		for range 200 {
+			hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+			if name == "wire" {
+				hc = defaultHTTPClient(srv.URL)
+			}
+			if got, err := post(t, hc, t.Context(), srv.URL, "{}"); err != nil {
+				t.Fatal(got, err)
+			}
+			if name == "wire" {
+				m := &OpenAI{}
+				m.hc = hc
+				CloseIdle(m)
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+		runtime.GC()
+		t.Logf("%-8s: %d more fds 0.5 s after 200 sessions", name, fds()-before)
+		if fds()-before > 20 {
+			t.Errorf("%s: fds of sessions gone, whose connections the server closed, are kept", name)
+		}
+	}
+}
+
+// Cancellation: a write blocked on a server that does not read, a cause.
+func TestWireTransportReviewCancelBlockedWrite(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	block := make(chan struct{})
+	t.Cleanup(func() { close(block) })
+	rawConnServer(t, ln, func(c net.Conn, br *bufio.Reader) { <-block })
+	url := "http://" + ln.Addr().String()
+	body := strings.Repeat("x", 16<<20)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	start := time.Now()
+	time.AfterFunc(300*time.Millisecond, func() { cancel(ErrIdleTimeout) })
+	_, err := post(t, defaultHTTPClient(url), ctx, url, body)
+	t.Logf("after %s: %v; cause %v", time.Since(start).Round(time.Millisecond), err, context.Cause(ctx))
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 600*time.Millisecond {
+		t.Error("not stopped promptly with the context's error")
+	}
+}
+
+// Concurrent use of one transport, with bodies closed early, cancels and
+// server closes, under -race; then no goroutines nor connections left.
+func TestWireTransportReviewConcurrentUse(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		k := n.Add(1)
+		switch k % 5 {
+		case 0:
+			w.Header().Set("Connection", "close")
+		case 1:
+			w.(http.Flusher).Flush()
+		case 2:
+			time.Sleep(time.Duration(k%7) * time.Millisecond)
+		}
+		fmt.Fprintf(w, "%s", b)
+		if k%3 == 0 {
+			w.(http.Flusher).Flush()
+			time.Sleep(5 * time.Millisecond)
+			fmt.Fprintf(w, "%s", strings.Repeat(" ", int(k%5000)))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	hc := defaultHTTPClient(srv.URL)
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				want := fmt.Sprintf("g%di%d", g, i)
+				ctx, cancel := context.WithCancel(t.Context())
+				if i%11 == 0 {
+					time.AfterFunc(time.Duration(i%4)*time.Millisecond, cancel)
+				}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(want))
+				res, err := hc.Do(req)
+				if err != nil {
+					cancel()
+					continue
+				}
+				buf := make([]byte, len(want))
+				_, err = io.ReadFull(res.Body, buf)
+				if err == nil && string(buf) != want {
+					bad.Add(1)
+					t.Errorf("desync: want %q got %q", want, buf)
+				}
+				if i%2 == 0 {
+					io.Copy(io.Discard, res.Body)
+				}
+				res.Body.Close()
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	hc.CloseIdleConnections()
+	time.Sleep(2500 * time.Millisecond) // drains end
+	hc.CloseIdleConnections()
+}
+
+// TLS to an IPv6 literal and ALPN: works, and the server saw http/1.1.
+func TestWireTransportReviewTLSIPv6(t *testing.T) {
+	var proto atomic.Value
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proto.Store(r.TLS.NegotiatedProtocol + " sni=" + r.TLS.ServerName)
+		io.WriteString(w, "ok")
+	}))
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	srv.Listener = ln
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	got, err := post(t, wireTLSClient(pool), t.Context(), srv.URL, "{}")
+	t.Logf("%s: %q %v, server saw %v", srv.URL, got, err, proto.Load())
+	if got != "200 ok" {
+		t.Error(err)
+	}
+}
+
+// A TLS server that closes idle connections (close_notify then FIN): the
+// kept one passes the peek and the request relies on the retry.
+func TestWireTransportReviewTLSServerIdleClose(t *testing.T) {
+	var reqs, conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqs.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.IdleTimeout = 30 * time.Millisecond
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	hc := wireTLSClient(pool)
+	tr := hc.Transport.(*wireTransport)
+	for i := range 3 {
+		got, err := post(t, hc, t.Context(), srv.URL, "{}")
+		if got != "200 ok" {
+			t.Fatalf("%d: %q %v", i, got, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		tr.mu.Lock()
+		wc := tr.idle
+		tr.mu.Unlock()
+		if wc != nil {
+			t.Logf("after the server's idle close: open() = %v", wc.open())
+		}
+	}
+	t.Logf("%d requests handled, %d connections", reqs.Load(), conns.Load())
+}
+
+// Bodiless replies, chunked bodies with trailers closed early, then the
+// next reply on the same connection is its own; no goroutine left.
+func TestWireTransportReviewBodilessAndTrailers(t *testing.T) {
+	g0 := runtime.NumGoroutine()
+	replies := []string{
+		"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 304 Not Modified\r\nETag: x\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", // to HEAD
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\n5\r\nhello\r\n5\r\nworld\r\n0\r\nX-T: 1\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+		okReply,
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	var conns atomic.Int64
+	rawConnServer(t, ln, func(c net.Conn, br *bufio.Reader) {
+		conns.Add(1)
+		for i := 0; ; i++ {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			r := replies[len(replies)-1]
+			var n int
+			fmt.Sscan(req.Header.Get("N"), &n)
+			r = replies[n]
+			io.WriteString(c, r)
+			if n == 4 {
+				time.Sleep(30 * time.Millisecond)
+				io.WriteString(c, "5\r\nworld\r\n0\r\nX-T: 2\r\n\r\n")
+			}
+		}
+	})
+	url := "http://" + ln.Addr().String()
+	hc := defaultHTTPClient(url)
+	for n := range replies {
+		method := http.MethodPost
+		if n == 2 {
+			method = http.MethodHead
+		}
+		req, _ := http.NewRequest(method, url, nil)
+		req.Header.Set("N", fmt.Sprint(n))
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("%d: %v", n, err)
+		}
+		var b []byte
+		if n == 3 || n == 4 {
+			buf := make([]byte, 5)
+			io.ReadFull(res.Body, buf) // stops early: the rest (and trailers) drained
+			b = buf
+		} else {
+			b, _ = io.ReadAll(res.Body)
+		}
+		res.Body.Close()
+		t.Logf("%d: %d %q trailer %v", n, res.StatusCode, b, res.Trailer)
+		if n == 4 {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	t.Logf("%d connections for %d replies", conns.Load(), len(replies))
+	hc.CloseIdleConnections()
+	time.Sleep(100 * time.Millisecond)
+	if g := runtime.NumGoroutine(); g > g0+3 {
+		t.Errorf("goroutines %d → %d", g0, g)
+	}
+}
+
+// The Host header is not checked (net/http refuses a Host with a line end).
+func TestWireTransportReviewHostInjection(t *testing.T) {
+	var got atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(fmt.Sprint(r.Header["X-Injected"]))
+	}))
+	t.Cleanup(srv.Close)
+	for _, name := range []string{"net/http", "wire"} {
+		got.Store("")
+		hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		if name == "wire" {
+			hc = defaultHTTPClient(srv.URL)
+		}
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("{}"))
+		req.Host = "h\r\nX-Injected: 1"
+		_, err := hc.Do(req)
+		t.Logf("%-8s: err %v; server saw X-Injected %v", name, err, got.Load())
+		if s, _ := got.Load().(string); strings.Contains(s, "1") {
+			t.Errorf("%s: a Host with a line end put a header in the request", name)
+		}
+		if name == "wire" && (err == nil || !strings.Contains(err.Error(), "invalid Host")) {
+			t.Errorf("wire: err %v, want the Host refused", err)
+		}
+	}
+}
+
+func TestWireTransportReviewTLSReuse(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	hc := wireTLSClient(pool)
+	for range 5 {
+		if got, err := post(t, hc, t.Context(), srv.URL, "{}"); got != "200 ok" {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if conns.Load() != 1 {
+		t.Errorf("%d conns", conns.Load())
+	}
+}
+
+// The background drain writes res.Trailer after Body.Close returned.
+func TestWireTransportReviewTrailerRaceAfterClose(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	rawConnServer(t, ln, func(c net.Conn, br *bufio.Reader) {
+		for readReq(br) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+			time.Sleep(30 * time.Millisecond)
+			io.WriteString(c, "0\r\nX-T: 1\r\n\r\n")
+		}
+	})
+	url := "http://" + ln.Addr().String()
+	res, err := defaultHTTPClient(url).Post(url, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadFull(res.Body, make([]byte, 5))
+	res.Body.Close()
+	for deadline := time.Now().Add(100 * time.Millisecond); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		_ = res.Trailer.Get("X-T")
+	}
+}
