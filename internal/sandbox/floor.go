@@ -327,13 +327,28 @@ func (f *Floor) build() (*ruleset, error) {
 			}
 			continue
 		}
-		denied[d] = true
 		rs.deniedIDs[i] = fileID{uint64(st.Dev), st.Ino}
 		f.gone[rs.deniedIDs[i]] = d
-		for a := filepath.Dir(d); ; a = filepath.Dir(a) {
-			ancestors[a] = true
-			if a == "/" {
-				break
+		// Where it really is, now: a link on the way, or the path itself
+		// a link (a command may make one where a denied path is to come,
+		// in a directory granted whole), leads elsewhere, and what is
+		// written through it lands there.
+		for _, p := range []string{d, physicalPath(d)} {
+			if p == "" || p == "/" || denied[p] {
+				continue
+			}
+			if p != d {
+				if unix.Lstat(p, &st) != nil {
+					continue
+				}
+				f.gone[fileID{uint64(st.Dev), st.Ino}] = p
+			}
+			denied[p] = true
+			for a := filepath.Dir(p); ; a = filepath.Dir(a) {
+				ancestors[a] = true
+				if a == "/" {
+					break
+				}
 			}
 		}
 	}
@@ -479,13 +494,17 @@ func (r *ruleset) restrict(nnp bool) error {
 // made, moved or replaced is seen by its file (deniedIDs), whatever the
 // stamps say. f.mu is held.
 //
-// A denied path whose directory is one of the stamped ancestors is not
-// looked at itself once that stamp is found unchanged and trusted: making,
-// removing or renaming an entry changes its directory's times, so the path
-// names the same file, or none, as at the build (what changes no time, a
-// mount on it, the floor's commands cannot make). The others are looked at
-// each time: a denied path that appears under a directory the ruleset
-// granted whole (the home of a user with no ~/.ssh yet) must be seen.
+// A denied path that was not there at the build is not looked at itself
+// when its directory, or the nearest of its directories that was there, is
+// one of the stamped ancestors, found unchanged and trusted: making an
+// entry changes a directory's times, so the path is still not there. And
+// if the times were forged (utimensat, and a clock set back for the
+// ctime, by one who may), what was made there is still not granted: an
+// ancestor's rules grant only the entries it had at the build. Every
+// other denied path is looked at each time: one that was there can be
+// replaced by a mount, which changes no time, and one that appears under
+// a directory the ruleset granted whole (a second home with no
+// ~/.config/gcloud yet) is granted until a build sees it.
 func (f *Floor) fresh(rs *ruleset) bool {
 	for a, was := range rs.stamps {
 		now, ok := stampOf(a)
@@ -502,11 +521,13 @@ func (f *Floor) fresh(rs *ruleset) bool {
 	}
 	var absent map[string]bool // absentAt's directories found unchanged
 	for i, d := range f.deny {
-		if _, ok := rs.stamps[filepath.Dir(d)]; ok {
-			continue
-		}
-		if rs.deniedIDs[i] == (fileID{}) && rs.unchangedAbsent(d, &absent) {
-			continue
+		if rs.deniedIDs[i] == (fileID{}) {
+			if _, ok := rs.stamps[filepath.Dir(d)]; ok {
+				continue
+			}
+			if rs.unchangedAbsent(d, &absent) {
+				continue
+			}
 		}
 		var st unix.Stat_t
 		var id fileID
@@ -521,12 +542,15 @@ func (f *Floor) fresh(rs *ruleset) bool {
 }
 
 // unchangedAbsent reports whether the nearest directory of d that was
-// there at the build (d was not) is unchanged and trusted: then nothing on
-// the way to d was made since, and d is still not there. memo keeps the
-// answers of one fresh.
+// there at the build (d was not) is a stamped ancestor, unchanged and
+// trusted: then nothing on the way to d was made since, and d is still not
+// there. memo keeps the answers of one fresh.
 func (rs *ruleset) unchangedAbsent(d string, memo *map[string]bool) bool {
 	for a := filepath.Dir(d); ; a = filepath.Dir(a) {
 		if was, ok := rs.absentAt[a]; ok {
+			if _, ancestor := rs.stamps[a]; !ancestor {
+				return false // granted whole: what is made there is granted
+			}
 			if ok, seen := (*memo)[a]; seen {
 				return ok
 			}
