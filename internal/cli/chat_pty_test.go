@@ -164,12 +164,12 @@ the edited line was not sent
 	case <-time.After(20 * time.Second):
 		t.Fatalf("Ctrl-C twice did not leave the console:\n%q", p.String())
 	}
-	screen := p.String()
+	// What the console wrote last may still be on its way through the
+	// terminal when it returns: wait for it rather than look once.
 	for _, want := range []string{"the session is saved; continue it with: nodwyn chat --resume", "nodwyn: finished after"} {
-		if !strings.Contains(screen, want) {
-			t.Errorf("the terminal did not show %q:\n%q", want, screen)
-		}
+		p.waitFor(want, 1)
 	}
+	screen := p.String()
 	for _, bad := range []string{"was missed", "no note", "was not sent", "failed"} {
 		if strings.Contains(screen, bad) {
 			t.Errorf("the terminal showed %q:\n%q", bad, screen)

@@ -384,11 +384,9 @@ func TestWireTransportReviewBodilessAndTrailers(t *testing.T) {
 				return
 			}
 			io.Copy(io.Discard, req.Body)
-			r := replies[len(replies)-1]
 			var n int
 			fmt.Sscan(req.Header.Get("N"), &n)
-			r = replies[n]
-			io.WriteString(c, r)
+			io.WriteString(c, replies[n])
 			if n == 4 {
 				time.Sleep(30 * time.Millisecond)
 				io.WriteString(c, "5\r\nworld\r\n0\r\nX-T: 2\r\n\r\n")
