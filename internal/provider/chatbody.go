@@ -36,17 +36,6 @@ type encodedTool struct {
 	raw        []byte
 }
 
-// chatTail is what follows the tools in chatRequest, in its order.
-type chatTail struct {
-	ParallelToolCalls   *bool              `json:"parallel_tool_calls,omitempty"`
-	Stream              bool               `json:"stream"`
-	StreamOptions       *chatStreamOptions `json:"stream_options,omitempty"`
-	MaxTokens           int                `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
-	ReasoningEffort     string             `json:"reasoning_effort,omitempty"`
-	Temperature         *float64           `json:"temperature,omitempty"`
-}
-
 // body is params(req, cc) as encodeBody encodes it.
 func (m *OpenAI) body(req Request, cc Compat) ([]byte, compatSent, error) {
 	p, sent := m.paramsWithout(req, cc)
@@ -86,12 +75,7 @@ func (m *OpenAI) body(req Request, cc Compat) ([]byte, compatSent, error) {
 			if err != nil {
 				return nil, sent, err
 			}
-			e := encodedMsg{m: copyMessage(*msg), raw: raw}
-			if i < len(c.msgs) {
-				c.msgs[i] = e
-			} else {
-				c.msgs = append(c.msgs, e)
-			}
+			c.msgs = setAt(c.msgs, i, encodedMsg{m: copyMessage(*msg), raw: raw})
 		}
 		if n > 0 {
 			b.WriteByte(',')
@@ -113,12 +97,7 @@ func (m *OpenAI) body(req Request, cc Compat) ([]byte, compatSent, error) {
 				if err != nil {
 					return nil, sent, err
 				}
-				e := encodedTool{name: t.Name, desc: t.Description, params: t.Parameters, raw: raw}
-				if i < len(c.tools) {
-					c.tools[i] = e
-				} else {
-					c.tools = append(c.tools, e)
-				}
+				c.tools = setAt(c.tools, i, encodedTool{name: t.Name, desc: t.Description, params: t.Parameters, raw: raw})
 			}
 			if i > 0 {
 				b.WriteByte(',')
@@ -127,14 +106,22 @@ func (m *OpenAI) body(req Request, cc Compat) ([]byte, compatSent, error) {
 		}
 		b.WriteByte(']')
 	}
-	tail, err := encodeBody(chatTail{ParallelToolCalls: p.ParallelToolCalls, Stream: p.Stream, StreamOptions: p.StreamOptions,
-		MaxTokens: p.MaxTokens, MaxCompletionTokens: p.MaxCompletionTokens, ReasoningEffort: p.ReasoningEffort, Temperature: p.Temperature})
+	tail, err := encodeBody(p.chatTail)
 	if err != nil {
 		return nil, sent, err
 	}
 	b.WriteByte(',')
 	b.Write(tail[1:]) // without its "{"
 	return b.Bytes(), sent, nil
+}
+
+// setAt is s with v at i, which is at most len(s).
+func setAt[T any](s []T, i int, v T) []T {
+	if i < len(s) {
+		s[i] = v
+		return s
+	}
+	return append(s, v)
 }
 
 // size is about what the next body takes.

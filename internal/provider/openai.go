@@ -115,9 +115,15 @@ func (e *openaiEndpoint) header() http.Header {
 
 // The request body of Chat Completions, as much of it as nodwyn sends.
 type chatRequest struct {
-	Model               string             `json:"model"`
-	Messages            []chatMessage      `json:"messages"`
-	Tools               []chatTool         `json:"tools,omitempty"`
+	Model    string        `json:"model"`
+	Messages []chatMessage `json:"messages"`
+	Tools    []chatTool    `json:"tools,omitempty"`
+	chatTail               // the rest, after the tools (encoding/json puts its fields here)
+}
+
+// chatTail is what follows the tools in chatRequest, in its order: what
+// chatBodies encodes each time, where the messages and tools it keeps.
+type chatTail struct {
 	ParallelToolCalls   *bool              `json:"parallel_tool_calls,omitempty"`
 	Stream              bool               `json:"stream"`
 	StreamOptions       *chatStreamOptions `json:"stream_options,omitempty"`
@@ -199,7 +205,7 @@ func (m *OpenAI) paramsWithout(req Request, cc Compat) (chatRequest, compatSent)
 	if model == "" {
 		model = m.model
 	}
-	p := chatRequest{Model: model, Stream: true, Temperature: req.Temperature}
+	p := chatRequest{Model: model, chatTail: chatTail{Stream: true, Temperature: req.Temperature}}
 	if !cc.NoStreamOptions {
 		p.StreamOptions = &chatStreamOptions{IncludeUsage: true}
 		sent.streamOptions = true
