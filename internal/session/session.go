@@ -197,6 +197,7 @@ type Session struct {
 	savedMessages   int // len(messages) at the last saveState
 	stateW          *store.StateWriter
 	msgJSON         msgJSON // the messages' JSON, for saveState
+	scratchTouched  time.Time
 
 	seam      sandbox.Mode // the execution seam's mode, resolved in loadChain
 	checkout  string       // what a working copy copies

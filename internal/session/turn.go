@@ -71,7 +71,12 @@ func (s *Session) modelTurn(system, toolList scheme.Value, options scheme.Value)
 		name := scheme.DisplayString(pr.Car)
 		req.Tools = append(req.Tools, provider.Tool{Name: name, Description: scheme.DisplayString(pr.Cdr), Parameters: s.tools.Schema(name)})
 	}
-	store.TouchScratch(s.scratch) // a week untouched is what the sweep takes
+	// A week untouched is what the sweep takes: a touch a minute is plenty
+	// (each was a path walk and an inode write, every turn).
+	if now := time.Now(); now.Sub(s.scratchTouched) > time.Minute {
+		store.TouchScratch(s.scratch)
+		s.scratchTouched = now
+	}
 	req.Messages = append([]provider.Message(nil), s.messages...)
 
 	reqData := map[string]any{"messages": len(req.Messages), "tools": len(req.Tools)}
