@@ -34,7 +34,7 @@ import (
 // tool, the loop, the saves and the log, building and sending the
 // request), the mean over a run.
 func BenchmarkDaemon(b *testing.B) {
-	dir := b.TempDir()
+	dir := quietDir(b)
 	bin := buildNodwyn(b, dir)
 	const turns = 20
 	var first atomic.Int64 // unix ns of the current run's first request

@@ -20,7 +20,7 @@ import (
 // and, sampled at every event, its anonymous resident memory (anon-rss-MB:
 // heap and stacks).
 func BenchmarkProcess(b *testing.B) {
-	dir := b.TempDir()
+	dir := quietDir(b)
 	bin := buildNodwyn(b, dir)
 	var sb strings.Builder
 	for i := 0; i < 20; i++ {
@@ -88,6 +88,21 @@ func BenchmarkProcess(b *testing.B) {
 // buildNodwyn builds the binary into dir as make build does (static,
 // -trimpath, stripped), so the whole-process figures are those of what
 // users run.
+// quietDir is a directory for a benchmark's home, folder and TMPDIR, in a
+// place other programs do not write in all the time: under /tmp, every
+// file another program makes there changes a directory above the denied
+// ones, and the kernel floor builds its ruleset again for the next command
+// (a person's home is not under a busy /tmp either). b.TempDir when
+// /var/tmp cannot be used.
+func quietDir(b *testing.B) string {
+	d, err := os.MkdirTemp("/var/tmp", "nodwyn-bench-")
+	if err != nil {
+		return b.TempDir()
+	}
+	b.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
 func buildNodwyn(b *testing.B, dir string) string {
 	bin := filepath.Join(dir, "nodwyn")
 	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
