@@ -431,15 +431,18 @@ func (t *wireTransport) CloseIdleConnections() {
 // open reports whether the server has not closed a kept connection nor sent
 // anything on it unasked (an HTTP server's 408 before it closes; over TLS,
 // the close_notify alert that comes before the end, or a reply that is no
-// request's): a look at the socket that does not wait. Any byte there makes
-// the connection one not to use: over TLS it could also be a session ticket
-// or a key update, which a new connection costs no more than a handshake.
+// request's): a look at the socket that does not wait. Over TLS, bytes
+// waiting may also be what the TLS layer reads and keeps to itself (a
+// session ticket sent late, a key update): they are read through it, for a
+// millisecond at most, and the connection is open if nothing else came —
+// cheaper than the handshake of a new one.
 func (wc *wireConn) open() bool {
 	if wc.br.Buffered() > 0 {
 		return false
 	}
 	raw := wc.c
-	if tc, ok := raw.(*tls.Conn); ok {
+	tc, isTLS := raw.(*tls.Conn)
+	if isTLS {
 		raw = tc.NetConn()
 	}
 	sc, ok := raw.(syscall.Conn)
@@ -450,16 +453,30 @@ func (wc *wireConn) open() bool {
 	if err != nil {
 		return false
 	}
-	open := true
+	open, waiting := true, false
 	err = rc.Read(func(fd uintptr) bool {
 		var b [1]byte
 		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		if !(err == syscall.EAGAIN || err == syscall.EINTR) || n > 0 {
+		switch {
+		case err == syscall.EAGAIN || err == syscall.EINTR:
+		case err == nil && n > 0 && isTLS:
+			waiting = true
+		default:
 			open = false // bytes, the end, or an error
 		}
 		return true
 	})
-	return err == nil && open
+	if err != nil || !open {
+		return false
+	}
+	if waiting {
+		wc.c.SetReadDeadline(time.Now().Add(time.Millisecond))
+		_, err := wc.br.Peek(1)
+		wc.c.SetReadDeadline(time.Time{})
+		var ne net.Error
+		return errors.As(err, &ne) && ne.Timeout() // nothing but the TLS layer's own
+	}
+	return true
 }
 
 // wireBody is a response's body on a wireConn: it reads from the connection
