@@ -101,6 +101,7 @@ func wireTLSClient(pool *x509.CertPool) *http.Client {
 func TestWireTransportReviewTLSStrayBytesDesync(t *testing.T) {
 	cfg, pool := tlsTestServer(t)
 	ln, _ := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	stray := make(chan struct{}, 1) // the stray reply is written
 	rawConnServer(t, ln, func(c net.Conn, br *bufio.Reader) {
 		if !readReq(br) {
 			return
@@ -108,6 +109,10 @@ func TestWireTransportReviewTLSStrayBytesDesync(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		time.Sleep(20 * time.Millisecond)
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale") // a server bug
+		select {
+		case stray <- struct{}{}:
+		default:
+		}
 		if !readReq(br) {
 			return
 		}
@@ -116,7 +121,8 @@ func TestWireTransportReviewTLSStrayBytesDesync(t *testing.T) {
 	url := "https://" + ln.Addr().String()
 	hc := wireTLSClient(pool)
 	got1, err1 := post(t, hc, t.Context(), url, "{}")
-	time.Sleep(100 * time.Millisecond)
+	<-stray
+	time.Sleep(10 * time.Millisecond)
 	got2, err2 := post(t, hc, t.Context(), url, "{}")
 	t.Logf("request 1: %q %v; request 2: %q %v", got1, err1, got2, err2)
 	if got2 == "200 stale" {
@@ -130,6 +136,7 @@ func TestWireTransportReviewTLS408OnIdle(t *testing.T) {
 	cfg, pool := tlsTestServer(t)
 	ln, _ := tls.Listen("tcp", "127.0.0.1:0", cfg)
 	var reqs atomic.Int64
+	timedOut := make(chan struct{}, 1) // the 408 is written
 	rawConnServer(t, ln, func(c net.Conn, br *bufio.Reader) {
 		if !readReq(br) {
 			return
@@ -138,11 +145,16 @@ func TestWireTransportReviewTLS408OnIdle(t *testing.T) {
 		io.WriteString(c, okReply)
 		time.Sleep(20 * time.Millisecond)
 		io.WriteString(c, "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+		select {
+		case timedOut <- struct{}{}:
+		default:
+		}
 	})
 	url := "https://" + ln.Addr().String()
 	hc := wireTLSClient(pool)
 	got1, err1 := post(t, hc, t.Context(), url, "{}")
-	time.Sleep(100 * time.Millisecond)
+	<-timedOut
+	time.Sleep(10 * time.Millisecond)
 	got2, err2 := post(t, hc, t.Context(), url, "{}")
 	t.Logf("request 1: %q %v; request 2: %q %v", got1, err1, got2, err2)
 	if got2 != "200 ok" {

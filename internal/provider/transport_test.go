@@ -90,11 +90,13 @@ func TestWireTransportKeepsAConnectionReadToDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr := m.(*OpenAI).hc.Transport.(*wireTransport)
 	for range 3 {
 		if _, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond) // a tool runs
+		// a tool runs, while the reply's end is read
+		waitFor(t, func() bool { tr.mu.Lock(); defer tr.mu.Unlock(); return tr.idle != nil })
 	}
 	if n := conns.Load(); n != 1 {
 		t.Errorf("3 requests took %d connections, want 1", n)
