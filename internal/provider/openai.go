@@ -28,7 +28,6 @@ type openaiEndpoint struct {
 	reasoning string
 	retry     retrier
 	compat    compatState
-	schemas   schemaCache
 }
 
 // init checks cfg for an OpenAI API and makes e its endpoint: path is the
@@ -161,9 +160,9 @@ type chatTool struct {
 }
 
 type chatFunctionDef struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Parameters  any    `json:"parameters"` // a schema map, or its JSON (schemaCache)
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Parameters  map[string]any `json:"parameters"`
 }
 
 // maxField is the name the output limit goes by under cc.
@@ -189,10 +188,9 @@ func (m *OpenAI) params(req Request, cc Compat) (chatRequest, compatSent) {
 	for _, msg := range req.Messages {
 		p.Messages = append(p.Messages, chatMessageOf(msg))
 	}
-	schemas := m.schemas.encode(req.Tools, schemaOrEmpty)
-	for i, t := range req.Tools {
+	for _, t := range req.Tools {
 		p.Tools = append(p.Tools, chatTool{Type: "function",
-			Function: chatFunctionDef{Name: t.Name, Description: t.Description, Parameters: schemas[i]}})
+			Function: chatFunctionDef{Name: t.Name, Description: t.Description, Parameters: schemaOrEmpty(t.Parameters)}})
 	}
 	return p, sent
 }

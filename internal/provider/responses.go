@@ -20,7 +20,10 @@ import (
 // encrypted_content (a server that did not honour the include) is not
 // sent: without it the API would look the id up among stored items and
 // fail.
-type Responses struct{ openaiEndpoint }
+type Responses struct {
+	openaiEndpoint
+	schemas schemaCache
+}
 
 func newResponses(cfg Config) (*Responses, error) {
 	m := &Responses{}

@@ -39,13 +39,13 @@ func TestSchemaCache(t *testing.T) {
 		t.Errorf("a's JSON in another place: %s, want %s", got, want)
 	}
 	// A request's whole body is the same with the cache as without.
-	m := &OpenAI{}
+	m := &Responses{}
 	req := Request{Model: "m", Tools: []Tool{{Name: "a", Description: "d", Parameters: a}}}
 	p1, _ := m.params(req, Compat{})
 	p2, _ := m.params(req, Compat{})
 	b1, _ := encodeBody(p1)
 	b2, _ := encodeBody(p2)
-	p1.Tools[0].Function.Parameters = a
+	p1.Tools[0].Parameters = a
 	b0, _ := encodeBody(p1)
 	if string(b1) != string(b0) || string(b2) != string(b0) {
 		t.Errorf("bodies differ:\n%s\n%s\n%s", b0, b1, b2)

@@ -7,17 +7,17 @@ import (
 	"github.com/nodwyn/nodwyn/internal/provider"
 )
 
-// msgJSON gives what json.Marshal gives for the whole conversation, through
+// messagesJSON gives what json.Marshal gives for the whole conversation, through
 // every way the session changes its messages: appended, a result folded in
 // place, a call's arguments or a reasoning item changed in place, the
 // conversation compacted (fewer, different messages), a nil and an empty
 // list of calls.
 func TestMsgJSONIsTheConversationsJSON(t *testing.T) {
-	var c msgJSON
+	var c provider.MessageJSON
 	check := func(step string, msgs []provider.Message) {
 		t.Helper()
 		want, _ := json.Marshal(msgs)
-		got, err := c.encode(msgs)
+		got, err := messagesJSON(&c, msgs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,8 +35,8 @@ func TestMsgJSONIsTheConversationsJSON(t *testing.T) {
 	msgs = append(msgs, provider.Message{Role: provider.RoleTool, ToolCallID: "1", Name: "fs-read", Content: "long result"})
 	check("its result", msgs)
 	check("unchanged", msgs)
-	first, _ := c.encode(msgs)
-	again, _ := c.encode(msgs)
+	first, _ := messagesJSON(&c, msgs)
+	again, _ := messagesJSON(&c, msgs)
 	if &first[0] == &again[0] {
 		t.Error("two calls gave the same bytes, which the state writer keeps")
 	}

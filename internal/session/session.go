@@ -196,7 +196,7 @@ type Session struct {
 	instructionsMax int64
 	savedMessages   int // len(messages) at the last saveState
 	stateW          *store.StateWriter
-	msgJSON         msgJSON // the messages' JSON, for saveState
+	msgJSON         provider.MessageJSON // the messages' JSON, for saveState
 	scratchTouched  time.Time
 
 	seam      sandbox.Mode // the execution seam's mode, resolved in loadChain
@@ -778,7 +778,7 @@ func (s *Session) saveState(status, profile string) {
 	if s.opts.Store == nil || s.opts.Dry {
 		return
 	}
-	msgs, err := s.msgJSON.encode(s.messages)
+	msgs, err := messagesJSON(&s.msgJSON, s.messages)
 	if err != nil {
 		s.storageFailed(fmt.Errorf("saving the session: %w", err))
 		return
