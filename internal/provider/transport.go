@@ -39,12 +39,10 @@ type wireTransport struct {
 	rootsOnce sync.Once
 	roots     *x509.CertPool // nil: Go's own system pool
 
-	proxyOnce sync.Once
-	proxied   *http.Transport
-
 	mu        sync.Mutex
 	idle      *wireConn // a kept connection, between requests
 	idleTimer *time.Timer
+	proxied   *http.Transport // made by the first request through a proxy
 }
 
 // wireIdleTimeout is how long a kept connection waits for the next request
@@ -74,7 +72,9 @@ func (t *wireTransport) rootCAs() *x509.CertPool {
 
 // viaProxy is net/http's transport, for a request through a proxy.
 func (t *wireTransport) viaProxy() *http.Transport {
-	t.proxyOnce.Do(func() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.proxied == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		if t.https {
 			if roots := t.rootCAs(); roots != nil {
@@ -82,7 +82,7 @@ func (t *wireTransport) viaProxy() *http.Transport {
 			}
 		}
 		t.proxied = tr
-	})
+	}
 	return t.proxied
 }
 
@@ -375,14 +375,7 @@ func (t *wireTransport) dial(ctx context.Context, u *url.URL) (*wireConn, error)
 // take returns the kept connection for addr, if there is one the server
 // has not closed meanwhile.
 func (t *wireTransport) take(addr string) *wireConn {
-	t.mu.Lock()
-	wc := t.idle
-	t.idle = nil
-	if t.idleTimer != nil {
-		t.idleTimer.Stop()
-		t.idleTimer = nil
-	}
-	t.mu.Unlock()
+	wc, _ := t.unhook()
 	if wc == nil {
 		return nil
 	}
@@ -391,6 +384,20 @@ func (t *wireTransport) take(addr string) *wireConn {
 		return nil
 	}
 	return wc
+}
+
+// unhook takes the kept connection (nil: none) out of t, and says what
+// transport a proxied request made.
+func (t *wireTransport) unhook() (*wireConn, *http.Transport) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	wc := t.idle
+	t.idle = nil
+	if t.idleTimer != nil {
+		t.idleTimer.Stop()
+		t.idleTimer = nil
+	}
+	return wc, t.proxied
 }
 
 // put keeps wc for the next request (closing one kept before), for
@@ -419,12 +426,12 @@ func (t *wireTransport) put(wc *wireConn) {
 // CloseIdleConnections closes the kept connection (http.Client's method of
 // the same name calls it).
 func (t *wireTransport) CloseIdleConnections() {
-	if wc := t.take(""); wc != nil {
+	wc, proxied := t.unhook()
+	if wc != nil {
 		wc.c.Close()
 	}
-	t.proxyOnce.Do(func() {}) // after a first proxied request has made it, or for good
-	if t.proxied != nil {
-		t.proxied.CloseIdleConnections()
+	if proxied != nil {
+		proxied.CloseIdleConnections()
 	}
 }
 

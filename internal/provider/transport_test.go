@@ -309,9 +309,16 @@ func TestWireTransportRefusesALineEndInAHeader(t *testing.T) {
 // its own).
 func TestWireTransportUsesTheEnvironmentsProxy(t *testing.T) {
 	if os.Getenv("NODWYN_WIRE_PROXY_CHILD") != "" {
-		got, err := post(t, defaultHTTPClient("http://model.invalid"), t.Context(), "http://model.invalid/v1/chat/completions", "{}")
-		if err != nil || got != "200 via proxy" {
-			t.Fatalf("%q %v", got, err)
+		hc := defaultHTTPClient("http://model.invalid")
+		// A session that ended before any request (CloseIdle) leaves the
+		// model usable, through the proxy too.
+		hc.CloseIdleConnections()
+		for range 2 {
+			got, err := post(t, hc, t.Context(), "http://model.invalid/v1/chat/completions", "{}")
+			if err != nil || got != "200 via proxy" {
+				t.Fatalf("%q %v", got, err)
+			}
+			hc.CloseIdleConnections()
 		}
 		return
 	}
