@@ -248,10 +248,9 @@ type ruleset struct {
 	deniedIDs []fileID
 	stamps    map[string]stamp
 	began     time.Time
-	// For a denied path that was not there, the stamp of its nearest
-	// directory that was (absent: none could be taken): while that is
-	// unchanged, nothing was made on the way (fresh).
-	absentAt map[string]stamp
+	// For each denied path that was not there, the nearest of its
+	// directories that was ("" for one that was there): fresh.
+	absentIn []string
 }
 
 // stamp is what says a directory's entries are as they were: making,
@@ -305,7 +304,7 @@ func (f *Floor) build() (*ruleset, error) {
 		return nil, fmt.Errorf("making a Landlock ruleset: %v", e)
 	}
 	rs := &ruleset{fd: int(fd), listed: map[string]map[string]bool{}, stamps: map[string]stamp{}, began: began,
-		deniedIDs: make([]fileID, len(f.deny))}
+		deniedIDs: make([]fileID, len(f.deny)), absentIn: make([]string, len(f.deny))}
 
 	denied := map[string]bool{}
 	ancestors := map[string]bool{}
@@ -314,14 +313,8 @@ func (f *Floor) build() (*ruleset, error) {
 		if unix.Lstat(d, &st) != nil {
 			// Nothing there to deny now; where the path stops, for fresh.
 			for a := filepath.Dir(d); ; a = filepath.Dir(a) {
-				if st, ok := stampOf(a); ok {
-					if rs.absentAt == nil {
-						rs.absentAt = map[string]stamp{}
-					}
-					rs.absentAt[a] = st
-					break
-				}
-				if a == "/" {
+				if unix.Stat(a, &st) == nil || a == "/" {
+					rs.absentIn[i] = a
 					break
 				}
 			}
@@ -495,16 +488,16 @@ func (r *ruleset) restrict(nnp bool) error {
 // stamps say. f.mu is held.
 //
 // A denied path that was not there at the build is not looked at itself
-// when its directory, or the nearest of its directories that was there, is
-// one of the stamped ancestors, found unchanged and trusted: making an
-// entry changes a directory's times, so the path is still not there. And
-// if the times were forged (utimensat, and a clock set back for the
-// ctime, by one who may), what was made there is still not granted: an
-// ancestor's rules grant only the entries it had at the build. Every
-// other denied path is looked at each time: one that was there can be
-// replaced by a mount, which changes no time, and one that appears under
-// a directory the ruleset granted whole (a second home with no
-// ~/.config/gcloud yet) is granted until a build sees it.
+// when the nearest of its directories that was there is one of the
+// stamped ancestors (absentIn), which the first loop found unchanged and
+// trusted: making an entry changes a directory's times, so the path is
+// still not there. And if the times were forged (utimensat, and a clock
+// set back for the ctime, by one who may), what was made there is still
+// not granted: an ancestor's rules grant only the entries it had at the
+// build. Every other denied path is looked at each time: one that was
+// there can be replaced by a mount, which changes no time, and one that
+// appears under a directory the ruleset granted whole (a second home with
+// no ~/.config/gcloud yet) is granted until a build sees it.
 func (f *Floor) fresh(rs *ruleset) bool {
 	for a, was := range rs.stamps {
 		now, ok := stampOf(a)
@@ -519,15 +512,9 @@ func (f *Floor) fresh(rs *ruleset) bool {
 			return false
 		}
 	}
-	var absent map[string]bool // absentAt's directories found unchanged
 	for i, d := range f.deny {
-		if rs.deniedIDs[i] == (fileID{}) {
-			if _, ok := rs.stamps[filepath.Dir(d)]; ok {
-				continue
-			}
-			if rs.unchangedAbsent(d, &absent) {
-				continue
-			}
+		if _, ok := rs.stamps[rs.absentIn[i]]; ok && rs.deniedIDs[i] == (fileID{}) {
+			continue
 		}
 		var st unix.Stat_t
 		var id fileID
@@ -539,34 +526,6 @@ func (f *Floor) fresh(rs *ruleset) bool {
 		}
 	}
 	return true
-}
-
-// unchangedAbsent reports whether the nearest directory of d that was
-// there at the build (d was not) is a stamped ancestor, unchanged and
-// trusted: then nothing on the way to d was made since, and d is still not
-// there. memo keeps the answers of one fresh.
-func (rs *ruleset) unchangedAbsent(d string, memo *map[string]bool) bool {
-	for a := filepath.Dir(d); ; a = filepath.Dir(a) {
-		if was, ok := rs.absentAt[a]; ok {
-			if _, ancestor := rs.stamps[a]; !ancestor {
-				return false // granted whole: what is made there is granted
-			}
-			if ok, seen := (*memo)[a]; seen {
-				return ok
-			}
-			now, there := stampOf(a)
-			since := rs.began.Add(-stampWindow(was))
-			ok := there && now == was && time.Unix(was.mtime.Unix()).Before(since) && time.Unix(was.ctime.Unix()).Before(since)
-			if *memo == nil {
-				*memo = map[string]bool{}
-			}
-			(*memo)[a] = ok
-			return ok
-		}
-		if a == "/" {
-			return false
-		}
-	}
 }
 
 // refresh makes f.last the ruleset a build now would make: the last one

@@ -574,12 +574,10 @@ func TestFloorSeesADeniedPathChangedInAStampedDirectory(t *testing.T) {
 	needFloor(t)
 	h, quiet := quietCanaryHome(t)
 	late := filepath.Join(h.home, ".docker") // denied, not there yet
+	h.deny = append(h.deny, late)
 	// and one whose directory is not there either, in a directory the
-	// ruleset grants whole (a second home, as /root beside $HOME)
-	other := filepath.Join(quiet, "other")
-	os.MkdirAll(other, 0o755)
-	deep := filepath.Join(other, ".config", "gcloud")
-	h.deny = append(h.deny, late, deep)
+	// ruleset grants whole
+	other, deep := secondHome(t, h, quiet, false)
 	sb := h.host(t, true)
 	f := sb.Floor()
 	builds := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.builds }
