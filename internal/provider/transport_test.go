@@ -20,6 +20,14 @@ import (
 
 // connCounter is an httptest server that counts the connections it took.
 func connCounter(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+	srv, n := unstartedCounter(h)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, n
+}
+
+// unstartedCounter is connCounter's server before it starts.
+func unstartedCounter(h http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
 	var n atomic.Int64
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -27,8 +35,6 @@ func connCounter(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.In
 			n.Add(1)
 		}
 	}
-	srv.Start()
-	t.Cleanup(srv.Close)
 	return srv, &n
 }
 
