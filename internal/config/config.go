@@ -128,6 +128,12 @@ type Seam struct {
 	// Checkout is the folder copied, relative to the run's folder: "."
 	// (the default) or an ancestor of it inside the same git work tree.
 	Checkout string `toml:"checkout"`
+	// Deny adds paths (~/… or absolute, directories or files) to the
+	// credential catalogue that the guard, the file tools and the kernel
+	// floor deny. Only the person's own config.toml may set it: a
+	// project's file and a contract are not taken (nothing removes an
+	// entry of the catalogue, and nothing of a project's chooses it).
+	Deny []string `toml:"deny"`
 }
 
 // SeamModes are the values [sandbox] mode may have.
@@ -273,6 +279,7 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 	if folder != "" && project != nil {
 		p := ProjectConfig(folder)
 		userMode, userOrigin := c.Sandbox.Mode, c.Origin["sandbox.mode"]
+		userDeny, userDenyOrigin := c.Sandbox.Deny, c.Origin["sandbox.deny"]
 		userSocket, userSocketOrigin := c.Daemon.Socket, c.Origin["daemon.socket"]
 		if err := c.layer(p, project); err != nil {
 			return nil, err
@@ -283,6 +290,13 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 			c.Daemon.Socket, c.Origin["daemon.socket"] = userSocket, userSocketOrigin
 			if userSocketOrigin == "" {
 				delete(c.Origin, "daemon.socket")
+			}
+		}
+		if o := c.Origin["sandbox.deny"]; o != userDenyOrigin {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] deny; not taken: only your own config.toml adds to the credential catalogue", o))
+			c.Sandbox.Deny, c.Origin["sandbox.deny"] = userDeny, userDenyOrigin
+			if userDenyOrigin == "" {
+				delete(c.Origin, "sandbox.deny")
 			}
 		}
 		if userMode == "working_copy" && c.Sandbox.Mode != userMode {
@@ -397,6 +411,13 @@ func (c *Config) layer(path string, data []byte) error {
 		if err := checkType(l, lookup(raw, k)); err != nil {
 			return fail(ks, "%v", err)
 		}
+		if ks == "sandbox.deny" {
+			for _, p := range lookup(raw, k).([]any) {
+				if p := p.(string); !strings.HasPrefix(p, "~/") && !filepath.IsAbs(p) || filepath.Clean(p) == "/" || p == "~/" {
+					return fail(ks, "%q: each path is ~/… (in your home) or absolute, and not / itself, as in deny = [\"~/.config/tool/token\", \"/srv/secrets\"]", p)
+				}
+			}
+		}
 		if ks == "sandbox.mode" {
 			if err := CheckSeamMode(lookup(raw, k).(string)); err != nil {
 				return fail(ks, "%v", err)
@@ -455,6 +476,15 @@ func checkType(l leaf, v any) error {
 	case l.typ.Kind() == reflect.Bool:
 		_, ok = v.(bool)
 		want = "true or false"
+	case l.typ == reflect.TypeFor[[]string]():
+		vs, isList := v.([]any)
+		ok = isList
+		for _, e := range vs {
+			if _, isStr := e.(string); !isStr {
+				ok = false
+			}
+		}
+		want = `a list of strings, as ["~/.config/tool/token"]`
 	case l.typ.Kind() == reflect.Float64:
 		switch n := v.(type) {
 		case int64:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestLoadNoFilesIsEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.File != (File{}) || len(c.Sources) != 0 {
+	if !reflect.DeepEqual(c.File, File{}) || len(c.Sources) != 0 {
 		t.Errorf("Load with no files = %+v, want zero", c)
 	}
 }
@@ -102,7 +103,7 @@ max_tool_calls = 0
 		Loop:     Loop{Profile: "mine"},
 		Limits:   Limits{MaxToolCalls: 0, Timeout: Duration(30 * time.Minute)},
 	}
-	if c.File != want {
+	if !reflect.DeepEqual(c.File, want) {
 		t.Errorf("layered =\n %+v\nwant\n %+v", c.File, want)
 	}
 	wantSources := []string{filepath.Join(dirs.Config, "config.toml"), ProjectConfig(folder)}

@@ -99,6 +99,9 @@ func ParseContract(path string, data []byte) (*Contract, error) {
 			return nil, &Error{File: path, Line: c.SandboxLine, Key: "sandbox.mode", Msg: err.Error()}
 		}
 	}
+	if md.IsDefined("sandbox", "deny") {
+		return nil, &Error{File: path, Line: lines.find("sandbox.deny"), Key: "sandbox.deny", Msg: "a contract cannot add to the credential catalogue; only your own config.toml's [sandbox] deny does: remove the key"}
+	}
 	if md.IsDefined("sandbox") && md.Type("sandbox") != "Hash" {
 		return nil, &Error{File: path, Line: lines.find("sandbox"), Key: "sandbox", Msg: "must be a table ([sandbox] with mode and checkout); sandbox mode is a property of a run (nodwyn run --sandbox container)"}
 	}

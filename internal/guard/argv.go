@@ -269,7 +269,7 @@ func (a *ArgvTrigger) init() {
 	seen := map[string]bool{}
 	if a.Denylist != nil {
 		for _, d := range a.Denylist.Dirs {
-			for _, n := range dirNames(d, a.Home) {
+			for _, n := range dirNames(d, a.Home, a.Denylist.fileDirs[d]) {
 				if !seen[n] {
 					seen[n] = true
 					a.codeNames = append(a.codeNames, n)
@@ -279,15 +279,22 @@ func (a *ArgvTrigger) init() {
 	}
 }
 
-// dirNames are the strings that identify a denied directory inside code:
-// its absolute path, its path relative to the home directory, and its base
-// name when that is a dotted name (.ssh, .aws, …).
-func dirNames(dir, home string) []string {
+// dirNames are the strings that identify a denied path inside code: its
+// absolute path, its path relative to the home directory, and a denied
+// directory's base name when that is a dotted name (.ssh, .aws, …). A
+// denied file directly in the home (~/.netrc, ~/.npmrc) is named with its
+// home ("~/.netrc", "$HOME/.netrc"), not bare: a project's own .npmrc is
+// ordinary work.
+func dirNames(dir, home string, isDir bool) []string {
 	names := []string{dir}
 	if home != "" && home != "/" && within(dir, home) && dir != home {
 		rel, _ := filepath.Rel(home, dir)
-		names = append(names, rel)
-		if b := filepath.Base(dir); strings.HasPrefix(b, ".") && len(b) > 3 {
+		if isDir || strings.Contains(rel, "/") {
+			names = append(names, rel)
+		} else {
+			names = append(names, "~/"+rel, "$HOME/"+rel)
+		}
+		if b := filepath.Base(dir); isDir && strings.HasPrefix(b, ".") && len(b) > 3 {
 			names = append(names, b)
 		}
 	}

@@ -3,15 +3,16 @@ package guard
 import (
 	"context"
 	"fmt"
-	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
 )
 
-// PathDenylist is the credential denylist: directories nobody's tool call
-// may reach, and credential-shaped file names. The same list serves the
-// file tools, index-grep, fs-find and the argv trigger.
+// PathDenylist is the credential denylist: the credential catalogue's
+// directories and files (catalogue.txt, resolved for the session) that
+// nobody's tool call may reach, and credential-shaped file names. The same
+// list serves the file tools, index-grep, fs-find, the argv trigger and
+// the kernel floor.
 //
 // Paths are judged as the system reaches them: links followed before ".."
 // is applied. The one exception inside the denied directories is the
@@ -19,11 +20,13 @@ import (
 // what it resolves to are inside it. Credential-shaped names are denied
 // everywhere, the scratch directory included.
 type PathDenylist struct {
-	Dirs   []string // absolute, clean; their physical forms included
+	Dirs   []string // the catalogue's paths, directories and files: absolute, clean; their physical forms included
 	Except string   // the session's scratch directory, or ""
 	Folder string   // relative file tool paths are relative to it
 
 	exceptPhys string
+	entries    map[string]CatalogueEntry // each of Dirs → the entry that put it there
+	fileDirs   map[string]bool           // which of Dirs are catalogued as directories
 }
 
 // credentialNames are the denylist's name globs.
@@ -53,64 +56,46 @@ func init() {
 // environment, memory, root, working directory or open files.
 var procDenied = lazyRE(`^/proc/[^/]+/(task/[^/]+/)?(environ|mem|root|cwd|fd|map_files)(/|$)`)
 
-// NewPathDenylist builds the denylist from the session's options: nodwyn's
-// configuration and data directories (where the session found them and at
-// their default places), the credentials directory, ~/.ssh, ~/.aws,
-// ~/.gnupg, ~/.config/gcloud, ~/.azure, ~/.kube and nodwyn's former names.
-// Except is the scratch directory.
+// NewPathDenylist builds the denylist from the session's options: the
+// credential catalogue resolved for its home, nodwyn's configuration and
+// data directories (where the session found them and at their default
+// places), the credentials directory and the person's own entries
+// (Options.Deny). Except is the scratch directory.
 func NewPathDenylist(opts Options) *PathDenylist {
 	opts = withDefaults(opts)
-	var dirs []string
-	add := func(p string) {
-		if p == "" || !filepath.IsAbs(p) {
-			return
-		}
-		p = filepath.Clean(p)
-		if p == "/" {
-			return
-		}
-		for _, q := range []string{p, physical(p)} {
-			dup := false
-			for _, d := range dirs {
-				if d == q {
-					dup = true
-				}
+	d := &PathDenylist{Folder: opts.Folder, entries: map[string]CatalogueEntry{}, fileDirs: map[string]bool{}}
+	for _, c := range cataloguePaths(opts) {
+		for _, q := range []string{c.path, physical(c.path)} {
+			if _, dup := d.entries[q]; dup || q == "/" {
+				continue
 			}
-			if !dup {
-				dirs = append(dirs, q)
-			}
+			d.entries[q] = c.entry
+			d.fileDirs[q] = c.entry.Dir
+			d.Dirs = append(d.Dirs, q)
 		}
 	}
-	add(opts.ConfigDir)
-	add(opts.DataDir)
-	add(opts.CredentialsDir)
-	for _, d := range []string{opts.ConfigDir, opts.DataDir} {
-		if d != "" {
-			add(filepath.Join(filepath.Dir(d), "nibb"))
-		}
-	}
-	// The session's home, and the user's own from the password database
-	// when HOME points elsewhere (a harness that gives nodwyn a home of
-	// its own leaves the user's ~/.ssh where it was).
-	homes := []string{opts.Home}
-	if u, err := user.Current(); err == nil && u.HomeDir != "" && u.HomeDir != "/" && filepath.Clean(u.HomeDir) != filepath.Clean(opts.Home) {
-		homes = append(homes, u.HomeDir)
-	}
-	for _, h := range homes {
-		if h == "" {
-			continue
-		}
-		for _, rel := range []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube",
-			".config/nodwyn", ".local/share/nodwyn", ".config/nibb", ".local/share/nibb", ".nibb"} {
-			add(filepath.Join(h, rel))
-		}
-	}
-	d := &PathDenylist{Dirs: dirs, Folder: opts.Folder}
 	if opts.Scratch != "" {
 		d.Except = opts.Scratch
 		d.exceptPhys = physical(opts.Scratch)
 	}
 	return d
+}
+
+// Entry is the catalogue entry that denies path (one of Dirs), for a
+// refusal's words: "~/.netrc (logins for ftp, curl and git)".
+func (d *PathDenylist) Entry(path string) (CatalogueEntry, bool) {
+	e, ok := d.entries[path]
+	return e, ok
+}
+
+// why is what a refusal says of the denied path dir: which catalogue entry
+// holds it, and where the person reads about it.
+func (d *PathDenylist) why(dir string) string {
+	e, ok := d.entries[dir]
+	if !ok {
+		return "which holds credentials"
+	}
+	return fmt.Sprintf("%s in nodwyn's credential catalogue (%s; see %s)", e.Path, e.What, CatalogueDoc)
 }
 
 // excepted reports whether a path, lexically and physically, is inside the
@@ -273,7 +258,7 @@ func (d *PathDenylist) denied(path, phys string) (bool, string) {
 			if procDenied.MatchString(dir) {
 				return true, fmt.Sprintf("path %s exposes another process's environment, memory or files under /proc; nodwyn never reads it", path)
 			}
-			return true, fmt.Sprintf("path %s is under the protected directory %s, which holds credentials; nodwyn never reads or writes there, so work with files in the folder or the scratch directory instead", path, dir)
+			return true, fmt.Sprintf("path %s is under %s, %s; nodwyn never reads or writes there, so work with files in the folder or the scratch directory instead", path, dir, d.why(dir))
 		}
 	}
 	lexBase := filepath.Base(filepath.Clean(path))
@@ -314,7 +299,7 @@ func (d *PathDenylist) Check(_ context.Context, req Request) Decision {
 		if lit != abs {
 			if dd, dir := d.deniedDir(lit); dd {
 				return Decision{Verdict: Refuse, Checker: d.Name(), Reason: fmt.Sprintf(
-					"the %s pattern %q starts in %s, under the protected directory %s, which holds credentials; nodwyn never reads there, so search the folder or the scratch directory instead", req.Tool, pat, lit, dir)}
+					"the %s pattern %q starts in %s, under %s, %s; nodwyn never reads there, so search the folder or the scratch directory instead", req.Tool, pat, lit, dir, d.why(dir))}
 			}
 		}
 	}

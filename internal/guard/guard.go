@@ -132,6 +132,10 @@ type Options struct {
 	Home               string // the user's home (default os.UserHomeDir)
 	ConfigDir, DataDir string // nodwyn's, as the session resolved them
 	CredentialsDir     string // $CREDENTIALS_DIRECTORY if set
+	// Deny are the person's own additions to the credential catalogue
+	// ([sandbox] deny in their config.toml; never a project's): ~/… or
+	// absolute paths, denied as the catalogue's are.
+	Deny []string
 	Sandbox            bool
 	Unattended         bool
 	Lean               bool

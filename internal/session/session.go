@@ -279,6 +279,7 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		ConfigDir:      opts.Dirs.Config,
 		DataDir:        opts.Dirs.Data,
 		CredentialsDir: os.Getenv("CREDENTIALS_DIRECTORY"),
+		Deny:           opts.ConfigSeam.Deny,
 	}
 	// The kernel floor's trial ruleset is built while the init chain
 	// loads (on the other processor, where there is one): it needs only
