@@ -135,12 +135,12 @@ type Options struct {
 	// Deny are the person's own additions to the credential catalogue
 	// ([sandbox] deny in their config.toml; never a project's): ~/… or
 	// absolute paths, denied as the catalogue's are.
-	Deny []string
-	Sandbox            bool
-	Unattended         bool
-	Lean               bool
-	Secrets            []string      // exact secret values nodwyn knows
-	AnalysisTimeout    time.Duration // argv analysis bound (default 200ms)
+	Deny            []string
+	Sandbox         bool
+	Unattended      bool
+	Lean            bool
+	Secrets         []string      // exact secret values nodwyn knows
+	AnalysisTimeout time.Duration // argv analysis bound (default 200ms)
 	// KernelFloor is set by the session when the kernel floor (Landlock
 	// denying the same credential denylist to every command nodwyn runs)
 	// is really on for the run; nothing a project or its Scheme supplies
