@@ -21,6 +21,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
+	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
 // ChatCmd is `nodwyn chat`, and `nodwyn` with no command at a terminal: the
@@ -291,7 +292,7 @@ func (k *console) run(ctx context.Context, s *session.Session, rend *renderer) s
 		switch out.Status {
 		case "finished":
 			if !k.r.JSON && strings.TrimSpace(out.Text) != "" {
-				k.print(store.Printable(out.Text))
+				k.print(termtext.Text(out.Text))
 			}
 			if len(queued) > 0 {
 				k.say("nodwyn: giving the model what was typed while it worked")
@@ -403,11 +404,11 @@ func (k *console) compact(ctx context.Context) {
 	case errors.Is(err, session.ErrInterrupted) || errors.Is(err, context.Canceled):
 		k.print("compaction interrupted; the conversation is as it was")
 	case err != nil:
-		k.print("compaction failed: " + store.Printable(err.Error()))
+		k.print("compaction failed: " + termtext.Text(err.Error()))
 	case !compacted:
 		k.print("nothing to compact: the conversation is short enough")
 	case text != "":
-		k.print("compacted: " + store.Printable(text))
+		k.print("compacted: " + termtext.Text(text))
 	default:
 		k.print("compacted: the older part of the conversation is summarized")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/rpc"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
+	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
 // daemonSocket is the daemon a run is submitted to: --daemon, else
@@ -133,7 +134,7 @@ func (r *RunCmd) viaDaemon(e *env, sock string) error {
 	}
 	rend.finish(out)
 	if !r.JSON && out.Text != "" && out.Status == "finished" {
-		fmt.Fprintln(e.stdout, store.Printable(out.Text))
+		fmt.Fprintln(e.stdout, termtext.Text(out.Text))
 	}
 	return exitFor(out, dirs.Data)
 }

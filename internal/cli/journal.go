@@ -9,6 +9,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/journal"
 	"github.com/nodwyn/nodwyn/internal/store"
+	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
 // JournalCmd is `nodwyn journal`.
@@ -178,7 +179,7 @@ func (c *JournalShowCmd) Run(e *env) error {
 		if p.Summary != "" {
 			line += "  — " + oneLine(p.Summary, 80)
 		}
-		fmt.Fprintln(e.stdout, store.Printable(line))
+		fmt.Fprintln(e.stdout, termtext.Line(line))
 	}
 	return err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
+	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
 // renderer shows a run's progress on stderr: one line per tool call and
@@ -100,21 +101,21 @@ func (r *renderer) elapsed() string {
 }
 
 // line writes one line of the display. What it shows may come from the
-// model or a tool, so control characters are escaped (store.Printable, as
+// model or a tool, so control characters are escaped (termtext.Text, as
 // 'nodwyn log' shows them), on a terminal and off it.
 func (r *renderer) line(format string, a ...any) {
 	if r.status {
 		fmt.Fprint(r.w, "\r\033[K")
 		r.status = false
 	}
-	io.WriteString(r.w, store.Printable(fmt.Sprintf(format, a...))+"\n")
+	io.WriteString(r.w, termtext.Text(fmt.Sprintf(format, a...))+"\n")
 }
 
 func (r *renderer) statusLine(format string, a ...any) {
 	if !r.tty {
 		return
 	}
-	r.activity, r.activityStart = store.Printable(fmt.Sprintf(format, a...)), time.Now()
+	r.activity, r.activityStart = termtext.Text(fmt.Sprintf(format, a...)), time.Now()
 	r.draw()
 }
 

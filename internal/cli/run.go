@@ -18,6 +18,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
+	"github.com/nodwyn/nodwyn/internal/termtext"
 	"github.com/nodwyn/nodwyn/internal/trust"
 )
 
@@ -269,7 +270,7 @@ func (r *RunCmd) Run(e *env) error {
 		return err
 	}
 	if !r.JSON && out.Text != "" && out.Status == "finished" {
-		fmt.Fprintln(e.stdout, store.Printable(out.Text)) // the model's text: no raw control characters
+		fmt.Fprintln(e.stdout, termtext.Text(out.Text)) // the model's text: no raw control characters
 	}
 	return exitFor(out, r.dataDir)
 }

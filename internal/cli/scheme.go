@@ -16,7 +16,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/session"
-	"github.com/nodwyn/nodwyn/internal/store"
+	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
 // SchemeCmd is `nodwyn scheme`.
@@ -257,7 +257,7 @@ func (c *ctrlC) Read(p []byte) (int, error) {
 func lineConfirm(tty *os.File, out io.Writer) func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool) {
 	return func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool) {
 		kind, what := confirmHeader(req, d)
-		fmt.Fprintf(out, "%s (%s): %s\n  %s\n  run it? [y/N]: ", kind, d.Checker, store.Printable(d.Reason), store.Printable(what))
+		fmt.Fprintf(out, "%s (%s): %s\n  %s\n  run it? [y/N]: ", kind, d.Checker, termtext.Text(d.Reason), termtext.Text(what))
 		return readYes(tty), false
 	}
 }

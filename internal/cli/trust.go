@@ -12,7 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nodwyn/nodwyn/internal/config"
-	"github.com/nodwyn/nodwyn/internal/store"
+	"github.com/nodwyn/nodwyn/internal/termtext"
 	"github.com/nodwyn/nodwyn/internal/trust"
 )
 
@@ -159,7 +159,7 @@ func showProject(w io.Writer, st *trust.Store, p *trust.Project) {
 			}
 		}
 		for _, l := range diff {
-			fmt.Fprintf(w, "    %s\n", store.Printable(l))
+			fmt.Fprintf(w, "    %s\n", termtext.Text(l))
 		}
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
 // RenderLog writes events for a person, one line per event: the time since
@@ -24,10 +24,12 @@ func RenderLog(w io.Writer, events []Event) {
 	start := events[0].Time
 	for _, ev := range events {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%8s  %-13s", elapsed(ev.Time.Sub(start)), ev.Type)
+		// One line an event, whatever it holds: what the model, a tool or
+		// Scheme chose is escaped (termtext.Line), its newlines included.
+		fmt.Fprintf(&b, "%8s  %-13s", elapsed(ev.Time.Sub(start)), termtext.Line(ev.Type))
 		if s := summarize(ev); s != "" {
 			b.WriteString(" ")
-			b.WriteString(Printable(s)) // JSON arguments may hold DEL or C1 controls
+			b.WriteString(termtext.Line(s))
 		}
 		b.WriteString("\n")
 		io.WriteString(w, b.String())
@@ -244,36 +246,6 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// Printable escapes what a terminal would act on instead of showing: control
-// characters (C0, DEL and C1: ESC, BEL, CSI, …) and bytes that are not
-// UTF-8 are written as strconv.Quote writes them (\x1b, \a, \u009b), so
-// text from a model or a tool cannot set the terminal's title, move the
-// cursor or clear the screen. Newlines and tabs stay as they are. The log
-// (RenderLog) and the live display of a run both show text through it.
-func Printable(s string) string {
-	bad := func(r rune) bool {
-		return r == utf8.RuneError || (r != '\n' && r != '\t' && unicode.IsControl(r))
-	}
-	if !strings.ContainsFunc(s, bad) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		case r != utf8.RuneError && bad(r):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
 }
 
 // oneLine folds runs of white space, newlines included, to one space.

@@ -95,20 +95,34 @@ func TestShortCutsRunes(t *testing.T) {
 	}
 }
 
-// Control characters are escaped as strconv.Quote writes them; newlines,
-// tabs and other text stay (issue 8 item 5).
-func TestPrintableEscapesControlCharacters(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain text, ünïcode":      "plain text, ünïcode",
-		"a\nb\tc":                  "a\nb\tc",
-		"\x1b]0;PWNED\x07":         `\x1b]0;PWNED\a`,
-		"\x1b[2J\r\x7f":            `\x1b[2J\r\x7f`,
-		"csi \u009b2J":             `csi \u009b2J`,
-		"bad \xff utf-8":           `bad \xff utf-8`,
-		"replacement \ufffd stays": "replacement \ufffd stays",
-	} {
-		if got := Printable(in); got != want {
-			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+// What the model, a tool or Scheme chose is escaped, each event on one
+// line: a name or path holding ESC, CSI, OSC, the 8-bit CSI or a newline
+// cannot move the cursor, erase lines, set the title or forge a line of
+// the log, and stays recognisable (issue 27).
+func TestRenderLogEscapesWhatOthersChose(t *testing.T) {
+	evil := "x\x1b[3A\x1b[J\x1b]0;title\x07\u009b2J\nforged\r\u202e"
+	at := time.Unix(0, 0)
+	evs := []Event{
+		{Type: "run.start", Time: at, Data: map[string]any{"instruction": "fix " + evil}},
+		{Type: "tool.call", Time: at, Data: map[string]any{"name": "fs-write", "arguments": map[string]any{"path": "evil.go" + evil}}},
+		{Type: "tool.call", Time: at, Data: map[string]any{"name": "fs-write" + evil, "arguments": `{"path": 1`}},
+		{Type: "tool.result", Time: at, Data: map[string]any{"name": "shell" + evil, "output": evil}},
+		{Type: "tool.decision", Time: at, Data: map[string]any{"decision": "refuse" + evil, "reason": evil}},
+		{Type: "note" + evil, Time: at, Data: map[string]any{"what" + evil: evil}},
+		{Type: "run.end", Time: at, Data: map[string]any{"status": "finished" + evil, "text": evil}},
+	}
+	var b bytes.Buffer
+	RenderLog(&b, evs)
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07\r\u009b\u202e") {
+		t.Errorf("raw control characters reach the terminal:\n%q", out)
+	}
+	if n := strings.Count(out, "\n"); n != len(evs) {
+		t.Errorf("%d events on %d lines:\n%s", len(evs), n, out)
+	}
+	for _, want := range []string{"evil.go", `\x1b[3A\x1b[J`, `\u009b2J`, `fs-writex\x1b`, `shellx\x1b`, `notex\x1b`, `\nforged`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log does not show %q:\n%s", want, out)
 		}
 	}
 }
