@@ -74,12 +74,14 @@ func (c *TrustCmd) Run(e *env) error {
 			fmt.Fprintln(e.stdout, "no project is trusted")
 			return nil
 		}
+		// The names are the projects' (a file's name may hold a newline or
+		// an escape sequence): escaped, one line each.
 		for _, d := range dirs {
-			fmt.Fprintln(e.stdout, d)
+			fmt.Fprintln(e.stdout, termtext.Line(d))
 			files := st.Projects[d]
 			for _, rel := range slices.Sorted(maps.Keys(files)) {
 				en := files[rel]
-				fmt.Fprintf(e.stdout, "  %s  %d bytes  sha256 %s\n", rel, en.Size, en.SHA256)
+				fmt.Fprintf(e.stdout, "  %s  %d bytes  sha256 %s\n", termtext.Line(rel), en.Size, termtext.Line(en.SHA256))
 			}
 		}
 		return nil
@@ -90,6 +92,7 @@ func (c *TrustCmd) Run(e *env) error {
 			return &exitError{code: ExitFailed, err: err}
 		}
 		abs, _ := trust.Abs(c.Folder)
+		abs = termtext.Line(abs)
 		if had {
 			fmt.Fprintf(e.stdout, "revoked: %s's .nodwyn/ files are not loaded until it is trusted again\n", abs)
 		} else {
@@ -114,14 +117,14 @@ func (c *TrustCmd) Run(e *env) error {
 				return &exitError{code: ExitFailed, err: err}
 			}
 		}
-		fmt.Fprintf(e.stdout, "%s has no project files (.nodwyn/config.toml, .nodwyn/**/*.scm): nothing to trust\n", p.Folder)
+		fmt.Fprintf(e.stdout, "%s has no project files (.nodwyn/config.toml, .nodwyn/**/*.scm): nothing to trust\n", termtext.Line(p.Folder))
 		return nil
 	}
 	showProject(e.stdout, st, p)
 	if err := st.Trust(p); err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("recording trust in %s: %w", st.Path(), err)}
 	}
-	fmt.Fprintf(e.stdout, "trusted: %s (%d %s), recorded in %s\n", p.Folder, n, plural(n, "file", "files"), st.Path())
+	fmt.Fprintf(e.stdout, "trusted: %s (%d %s), recorded in %s\n", termtext.Line(p.Folder), n, plural(n, "file", "files"), st.Path())
 	return nil
 }
 
@@ -133,17 +136,19 @@ func plural(n int, one, many string) string {
 }
 
 // showProject prints each project file with its status and, for a file
-// that is new or changed, what it adds or changes (control characters
-// escaped, so a file cannot hide lines from the person reading it).
+// that is new or changed, what it adds or changes. The project chose the
+// files' names and contents, so both are escaped (termtext): neither can
+// hide lines from the person reading them before answering.
 func showProject(w io.Writer, st *trust.Store, p *trust.Project) {
-	fmt.Fprintf(w, "project files of %s:\n", p.Folder)
+	fmt.Fprintf(w, "project files of %s:\n", termtext.Line(p.Folder))
 	for _, f := range p.Files {
+		name := termtext.Line(f.Path)
 		switch f.Status {
 		case trust.Removed:
-			fmt.Fprintf(w, "  %s  (%s; was %d bytes, sha256 %s)\n", f.Path, f.Status, f.Was.Size, f.Was.SHA256)
+			fmt.Fprintf(w, "  %s  (%s; was %d bytes, sha256 %s)\n", name, f.Status, f.Was.Size, termtext.Line(f.Was.SHA256))
 			continue
 		default:
-			fmt.Fprintf(w, "  %s  %d bytes  sha256 %s  (%s)\n", f.Path, f.Size, f.SHA256, f.Status)
+			fmt.Fprintf(w, "  %s  %d bytes  sha256 %s  (%s)\n", name, f.Size, f.SHA256, f.Status)
 		}
 		var diff []string
 		switch f.Status {
@@ -154,7 +159,7 @@ func showProject(w io.Writer, st *trust.Store, p *trust.Project) {
 				fmt.Fprintf(w, "    what changed since it was trusted (was %d bytes):\n", f.Was.Size)
 				diff = trust.Diff(old, f.Data, 40)
 			} else {
-				fmt.Fprintf(w, "    (was %d bytes, sha256 %s; no copy of the trusted version was kept to compare)\n", f.Was.Size, f.Was.SHA256)
+				fmt.Fprintf(w, "    (was %d bytes, sha256 %s; no copy of the trusted version was kept to compare)\n", f.Was.Size, termtext.Line(f.Was.SHA256))
 				diff = trust.Diff(nil, f.Data, 20)
 			}
 		}
@@ -194,27 +199,29 @@ func checkProjectTrust(dirs config.Dirs, folder string, trustFlag, unattended bo
 	if len(bad) == 0 {
 		return load, nil
 	}
+	// The note and the error are said on the terminal: the names escaped.
 	var names []string
 	for _, f := range bad {
-		names = append(names, fmt.Sprintf("%s (%s)", f.Path, f.Status))
+		names = append(names, fmt.Sprintf("%s (%s)", termtext.Line(f.Path), f.Status))
 	}
 	list := strings.Join(names, ", ")
+	shown := termtext.Line(p.Folder)
 	switch {
 	case trustFlag:
 		load.note = "loading the project's untrusted files for this run only (--trust-project): " + list
 		return load, nil
 	case unattended || ask == nil:
-		return projectTrust{}, usageErr("the project's files are not trusted: %s\nnothing was sent to the model. Read them, then trust them with:\n  nodwyn trust -C %s\nor load them for this run only with --trust-project", list, p.Folder)
+		return projectTrust{}, usageErr("the project's files are not trusted: %s\nnothing was sent to the model. Read them, then trust them with:\n  nodwyn trust -C %s\nor load them for this run only with --trust-project", list, shown)
 	}
 	if ask(st, p) {
 		if err := st.Trust(p); err != nil {
 			return projectTrust{}, &exitError{code: ExitFailed, err: fmt.Errorf("recording trust in %s: %w", st.Path(), err)}
 		}
-		load.note = fmt.Sprintf("trusted %s's project files (recorded in %s)", p.Folder, st.Path())
+		load.note = fmt.Sprintf("trusted %s's project files (recorded in %s)", shown, st.Path())
 		load.trusted = true
 		return load, nil
 	}
-	return projectTrust{note: fmt.Sprintf("the project's .nodwyn/ files are not loaded: not trusted: %s (trust them with: nodwyn trust -C %s)", list, p.Folder)}, nil
+	return projectTrust{note: fmt.Sprintf("the project's .nodwyn/ files are not loaded: not trusted: %s (trust them with: nodwyn trust -C %s)", list, shown)}, nil
 }
 
 // trustedProject is the project's files when they are trusted, else none

@@ -100,3 +100,102 @@ func TestTheTrustQuestionShowsWhatChanged(t *testing.T) {
 		}
 	}
 }
+
+// A name a project chose, as a hostile one would: a CSI that moves the
+// cursor up and erases what is below (the lines a person reviews before
+// answering y), an OSC that sets the window's title, the 8-bit CSI (as a
+// character and as a lone byte), a bidi override and a newline.
+const (
+	hostileName  = "evil\x1b[3A\x1b[J\x1b]0;title\x07\u009b2J\x9b\u202e\nname.scm"
+	hostileShown = `evil\x1b[3A\x1b[J\x1b]0;title\a\u009b2J\x9b\u202e\nname.scm`
+)
+
+// hostileProject is a project with an ordinary init.scm and a file named
+// hostileName beside it.
+func hostileProject(t *testing.T, home string) string {
+	t.Helper()
+	proj := filepath.Join(home, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, ".nodwyn"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(proj, ".nodwyn", "init.scm"), "(define a 1)\n")
+	writeFile(t, filepath.Join(proj, ".nodwyn", hostileName), "(define b 2)\n")
+	return proj
+}
+
+// noRawControls fails when out holds a character a terminal acts on (other
+// than the newlines that end its lines), and checks that the hostile name
+// is shown, escaped, on one line with what follows it there.
+func noRawControls(t *testing.T, what, out, after string) {
+	t.Helper()
+	noRawControlsShown(t, what, out, hostileShown, after)
+}
+
+func noRawControlsShown(t *testing.T, what, out, shown, after string) {
+	t.Helper()
+	if strings.ContainsAny(out, "\x1b\x07\r\u009b\u202e") || strings.Contains(out, "\x9b") {
+		t.Errorf("%s: a raw control character reaches the terminal:\n%q", what, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, shown) && strings.Contains(l, after) {
+			return
+		}
+	}
+	t.Errorf("%s does not show %s followed by %q on one line:\n%s", what, shown, after, out)
+}
+
+// nodwyn trust and nodwyn trust --list show a file's name escaped: it
+// cannot erase the lines above it, set the title or start a line of its
+// own; the ordinary file is shown as it is.
+func TestTheTrustListingsEscapeFileNames(t *testing.T) {
+	home := t.TempDir()
+	proj := hostileProject(t, home)
+	getenv := homeEnv(home)
+	code, out, errOut := nodwyn(getenv, "", "trust", "-C", proj)
+	if code != 0 {
+		t.Fatalf("nodwyn trust: exit %d\n%s%s", code, out, errOut)
+	}
+	noRawControls(t, "nodwyn trust", out, "bytes  sha256")
+	if !strings.Contains(out, filepath.Join(proj, ".nodwyn", "init.scm")+"  13 bytes") || !strings.Contains(out, "trusted: "+proj+" (2 files)") {
+		t.Errorf("nodwyn trust does not show the ordinary file and folder as they are:\n%s", out)
+	}
+
+	code, out, errOut = nodwyn(getenv, "", "trust", "--list")
+	if code != 0 {
+		t.Fatalf("nodwyn trust --list: exit %d\n%s%s", code, out, errOut)
+	}
+	// trust.json is JSON: the name's byte that is not UTF-8 was recorded
+	// as U+FFFD.
+	noRawControlsShown(t, "nodwyn trust --list", out, strings.Replace(hostileShown, `\x9b`, "\ufffd", 1), "bytes  sha256")
+	if !strings.HasPrefix(out, proj+"\n") || !strings.Contains(out, "\n  .nodwyn/init.scm  13 bytes") {
+		t.Errorf("nodwyn trust --list does not show the ordinary file as it is:\n%s", out)
+	}
+}
+
+// The question a run asks shows the untrusted file's name escaped, and so
+// do the note a declined run says and the error an unattended run stops
+// with.
+func TestTheTrustQuestionEscapesFileNames(t *testing.T) {
+	home := t.TempDir()
+	proj := hostileProject(t, home)
+	dirs := config.ResolveDirs(homeEnv(home), home)
+	var question bytes.Buffer
+	ask := func(st *trust.Store, p *trust.Project) bool {
+		return askTrust(strings.NewReader("n\n"), &question, st, p)
+	}
+	pt, err := checkProjectTrust(dirs, proj, false, false, ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRawControls(t, "the trust question", question.String(), "bytes  sha256")
+	if !strings.Contains(question.String(), "+ (define b 2)") || !strings.Contains(question.String(), "[y/N]") {
+		t.Errorf("the question does not show what the file holds:\n%s", question.String())
+	}
+	noRawControls(t, "the declined run's note", pt.note, "(new")
+
+	_, err = checkProjectTrust(dirs, proj, false, true, nil)
+	if err == nil {
+		t.Fatal("an unattended run with untrusted files went on")
+	}
+	noRawControls(t, "the unattended run's error", err.Error(), "(new")
+}
