@@ -15,6 +15,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
+	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
 // GuardCmd is `nodwyn guard`.
@@ -95,12 +96,13 @@ func (c *GuardCmd) Run(e *env) error {
 		b, _ := json.Marshal(map[string]string{"decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason})
 		fmt.Fprintln(e.stdout, string(b))
 	} else {
+		// One line, whatever the path or a project's checker put in the reason.
 		fmt.Fprintf(e.stdout, "%s", d.Verdict)
 		if d.Checker != "" {
-			fmt.Fprintf(e.stdout, " (%s)", d.Checker)
+			fmt.Fprintf(e.stdout, " (%s)", termtext.Line(d.Checker))
 		}
 		if d.Reason != "" {
-			fmt.Fprintf(e.stdout, ": %s", d.Reason)
+			fmt.Fprintf(e.stdout, ": %s", termtext.Line(d.Reason))
 		}
 		fmt.Fprintln(e.stdout)
 	}
@@ -180,10 +182,14 @@ func (c *SessionsCmd) Run(e *env) error {
 		fmt.Fprintln(e.stdout, "no sessions yet")
 		return nil
 	}
+	// A task is whatever was typed or pasted (or a script gave), and a
+	// state file can be edited: each cell is escaped to one line, so none
+	// can move the cursor, erase rows or shift the columns.
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tUPDATED\tTOKENS\tFOLDER\tTASK")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Status, s.Updated.Local().Format("2006-01-02 15:04"), sessionUsage(s.Usage), s.Folder, oneLine(s.Instruction, 50))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Line(s.ID), termtext.Line(s.Status), s.Updated.Local().Format("2006-01-02 15:04"), sessionUsage(s.Usage),
+			termtext.Line(s.Folder), termtext.Line(oneLine(s.Instruction, 50)))
 	}
 	return tw.Flush()
 }
@@ -269,7 +275,7 @@ func (c *UndoCmd) Run(e *env) error {
 				if err := st.Restore(v); err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "restored %s to version %d (%s, session %s)\n", v.Path, v.ID, v.Time.Local().Format("2006-01-02 15:04:05"), v.Session)
+				fmt.Fprintf(e.stdout, "restored %s to version %d (%s, session %s)\n", termtext.Line(v.Path), v.ID, v.Time.Local().Format("2006-01-02 15:04:05"), v.Session)
 				return nil
 			}
 		}
@@ -279,10 +285,12 @@ func (c *UndoCmd) Run(e *env) error {
 		fmt.Fprintln(e.stdout, "no versions kept"+where)
 		return nil
 	}
+	// The paths are the ones the model's file tools wrote: escaped, one
+	// row each.
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tTIME\tSESSION\tSIZE\tPATH")
 	for _, v := range vs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", v.ID, v.Time.Local().Format("2006-01-02 15:04:05"), v.Session, v.Size, v.Path)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", v.ID, v.Time.Local().Format("2006-01-02 15:04:05"), termtext.Line(v.Session), v.Size, termtext.Line(v.Path))
 	}
 	tw.Flush()
 	fmt.Fprintln(e.stdout, "restore one with: nodwyn undo --restore VERSION")
