@@ -234,10 +234,12 @@ func (k *console) say(format string, a ...any) {
 	k.rend.line(format, a...)
 }
 
-// print writes what a command shows, or the model's answer, to k.out.
+// print writes what a command shows, or the model's answer, to k.out,
+// escaped (termtext.Text): the model's text and the paths its tools wrote
+// reach the terminal with no character it would act on.
 func (k *console) print(text string) {
 	k.idle()
-	io.WriteString(k.out, strings.TrimRight(text, "\n")+"\n")
+	io.WriteString(k.out, termtext.Text(strings.TrimRight(text, "\n"))+"\n")
 }
 
 // idle takes the status line away: nothing runs.
@@ -292,7 +294,7 @@ func (k *console) run(ctx context.Context, s *session.Session, rend *renderer) s
 		switch out.Status {
 		case "finished":
 			if !k.r.JSON && strings.TrimSpace(out.Text) != "" {
-				k.print(termtext.Text(out.Text))
+				k.print(out.Text)
 			}
 			if len(queued) > 0 {
 				k.say("nodwyn: giving the model what was typed while it worked")
@@ -404,11 +406,11 @@ func (k *console) compact(ctx context.Context) {
 	case errors.Is(err, session.ErrInterrupted) || errors.Is(err, context.Canceled):
 		k.print("compaction interrupted; the conversation is as it was")
 	case err != nil:
-		k.print("compaction failed: " + termtext.Text(err.Error()))
+		k.print("compaction failed: " + err.Error())
 	case !compacted:
 		k.print("nothing to compact: the conversation is short enough")
 	case text != "":
-		k.print("compacted: " + termtext.Text(text))
+		k.print("compacted: " + text)
 	default:
 		k.print("compacted: the older part of the conversation is summarized")
 	}
@@ -446,7 +448,7 @@ func (k *console) undo(arg string) {
 					k.print("undo: " + err.Error())
 					return
 				}
-				k.print(fmt.Sprintf("restored %s to version %d (%s)", v.Path, v.ID, v.Time.Local().Format("2006-01-02 15:04:05")))
+				k.print(fmt.Sprintf("restored %s to version %d (%s)", termtext.Line(v.Path), v.ID, v.Time.Local().Format("2006-01-02 15:04:05")))
 				k.s.Tell(fmt.Sprintf("[the person restored %s to the version before one of your changes; read it again before you change it]", v.Path))
 				return
 			}
@@ -462,7 +464,7 @@ func (k *console) undo(arg string) {
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tTIME\tSIZE\tPATH")
 	for _, v := range vs {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", v.ID, v.Time.Local().Format("2006-01-02 15:04:05"), v.Size, v.Path)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", v.ID, v.Time.Local().Format("2006-01-02 15:04:05"), v.Size, termtext.Line(v.Path)) // a row each
 	}
 	tw.Flush()
 	b.WriteString("restore one with: /undo VERSION")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -178,5 +179,17 @@ func TestGuardVerdictIsOneEscapedLine(t *testing.T) {
 	var d map[string]string
 	if code != ExitFailed || json.Unmarshal([]byte(out), &d) != nil || !strings.Contains(d["reason"], path) {
 		t.Errorf("nodwyn guard --json: exit %d, %q", code, out)
+	}
+}
+
+// What the console prints — the model's answer, /undo's listing, a
+// compaction's summary — is escaped; its lines stay lines.
+func TestTheConsolePrintsEscaped(t *testing.T) {
+	var out, display bytes.Buffer
+	k := &console{out: &out, rend: &renderer{w: &display}}
+	k.print("The answer:\n" + evil + "\n\tindented\n")
+	rawControls(t, "the console", out.String())
+	if want := "The answer:\n" + `\x1b[3A\x1b[J\x1b]0;title\a\u009b2J\u202e` + "\nforged\n\tindented\n"; out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
 	}
 }
