@@ -74,6 +74,17 @@ const (
 		unix.LANDLOCK_ACCESS_FS_READ_FILE | llTruncate | llIoctlDev
 	// What an ancestor of a denied path gets: see the comment above.
 	llAncestorRights = unix.LANDLOCK_ACCESS_FS_READ_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_DIR
+	// What an ancestor gets with AllowAncestorWrites (sandbox mode): the
+	// rights that write, which the denied subtrees inherit too, and none
+	// that read, run, link or move between directories (refer), or remove
+	// a directory. So a file can be made, written, replaced and removed
+	// in the home or a /tmp above it; a denied file stays unreadable and
+	// cannot be moved or linked out of its directory, nor a denied
+	// directory moved away; what is new in an ancestor is read or run
+	// from the next command on, when a build grants it as an entry.
+	llAncestorWriteRights = llAncestorRights | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
+		unix.LANDLOCK_ACCESS_FS_WRITE_FILE | llTruncate | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM | unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK
 )
 
 // handledRights are the rights a ruleset handles (denies unless granted) on
@@ -118,6 +129,13 @@ type Floor struct {
 	except []string // physical
 	abi    int
 	nnp    bool // set no_new_privs before restricting (no CAP_SYS_ADMIN)
+	// environ is whether a command under Landlock could open another
+	// process's /proc/<pid>/environ (the trial's probe of its parent):
+	// Landlock's ptrace scoping refuses /proc/<pid>/cwd and ptrace
+	// itself, but Linux 6.18 let the environ through.
+	environ bool
+
+	ancestorWrites bool // AllowAncestorWrites
 
 	mu     sync.Mutex
 	last   *ruleset // the last build, reused while fresh
@@ -165,11 +183,72 @@ func NewFloor(deny, except []string) (*Floor, error) {
 			f.except = append(f.except, e)
 		}
 	}
-	// The trial: a ruleset made and applied on a throw-away thread.
-	if _, err := f.start(nil); err != nil {
+	// The trial: a ruleset that denies nothing, applied on a throw-away
+	// thread (the error a command would meet), with a look at whether
+	// another process's environment stays open under it. The real ruleset
+	// is built for the first command: its cost grows with the entries of
+	// the ancestors (a /tmp of 6,000 above the home), and a run's start
+	// waits for nothing of it.
+	if err := f.trial(); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// trial restricts a throw-away thread by a ruleset that grants everything
+// it handles, and there tries to open its parent's /proc/<pid>/environ.
+func (f *Floor) trial() error {
+	rs, err := f.buildNothingDenied()
+	if err != nil {
+		return err
+	}
+	defer rs.close()
+	probe := func() error {
+		if fd, err := unix.Open(fmt.Sprintf("/proc/%d/environ", unix.Getppid()), unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+			unix.Close(fd)
+			f.environ = true
+		}
+		return nil
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		f.onLockedThread(rs, probe, errc)
+	}()
+	return <-errc
+}
+
+// buildNothingDenied is a ruleset that handles the floor's rights and
+// grants them all.
+func (f *Floor) buildNothingDenied() (*ruleset, error) {
+	handled := handledRights(f.abi)
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
+	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), 16, 0)
+	if e != 0 {
+		return nil, fmt.Errorf("making a Landlock ruleset: %v", e)
+	}
+	rs := &ruleset{fd: int(fd)}
+	if err := rs.add("/", handled, handled); err != nil {
+		rs.close()
+		return nil, fmt.Errorf("a Landlock rule for /: %w", err)
+	}
+	return rs, nil
+}
+
+// OthersEnvironReadable reports whether a command under the floor can still
+// read another process's environment through /proc (the kernel's Landlock
+// does not refuse /proc/<pid>/environ of an unrestricted process).
+func (f *Floor) OthersEnvironReadable() bool { return f.environ }
+
+// AllowAncestorWrites lets commands write in the directories above a
+// denied path (sandbox mode, where the machine is the task's): see
+// llAncestorWriteRights. The next command builds its ruleset anew.
+func (f *Floor) AllowAncestorWrites() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ancestorWrites = true
+	f.last.close()
+	f.last = nil
 }
 
 // Close lets go of the floor's ruleset and its kept thread (a daemon runs
@@ -366,7 +445,11 @@ func (f *Floor) build() (*ruleset, error) {
 		if st, ok := stampOf(a); ok {
 			rs.stamps[a] = st
 		}
-		if err := rs.add(a, llAncestorRights&handled, handled); err != nil {
+		anc := uint64(llAncestorRights)
+		if f.ancestorWrites {
+			anc = llAncestorWriteRights
+		}
+		if err := rs.add(a, anc&handled, handled); err != nil {
 			rs.close()
 			return nil, err
 		}
@@ -564,6 +647,13 @@ func (f *Floor) current() (*ruleset, error) {
 // needs.
 type floorStart struct {
 	listed map[string]map[string]bool
+	writes bool // the ancestors could be written in (AllowAncestorWrites)
+}
+
+func (f *Floor) writesAncestors() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ancestorWrites
 }
 
 // start starts cmd under a ruleset built now, on a thread restricted for
@@ -579,7 +669,7 @@ func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &floorStart{listed: rs.listed}, nil
+	return &floorStart{listed: rs.listed, writes: f.writesAncestors()}, nil
 }
 
 // Do runs fn on an OS thread of its own restricted by the floor, and ends
@@ -702,6 +792,9 @@ func floorNote(s *floorStart, made []string, output string) string {
 		return ""
 	}
 	note := "[kernel floor: " + strings.Join(anc, ", ") + " hold directories the floor denies, so under it nothing can be made or removed directly in them but directories, and a new directory can be written into from the next command"
+	if s.writes {
+		note = "[kernel floor: " + strings.Join(anc, ", ") + " hold paths of nodwyn's credential catalogue, so what a command makes directly in them can be written at once but read, opened for reading and writing (a lock file, git config --global) or run only from the next command"
+	}
 	if len(made) > 0 {
 		const max = 5
 		shown := made
