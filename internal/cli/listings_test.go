@@ -193,3 +193,47 @@ func TestTheConsolePrintsEscaped(t *testing.T) {
 		t.Errorf("printed %q, want %q", out.String(), want)
 	}
 }
+
+// hostileDisplay is Scheme that displays ESC[2J (erase the screen), an
+// OSC that sets the title, the 8-bit CSI and a bidi override between
+// ordinary words.
+const hostileDisplay = `(display (string-append "before" (string (integer->char 27)) "[2J"
+  (string (integer->char 27)) "]0;title" (string (integer->char 7))
+  (string (integer->char 155)) "2J" (string (integer->char #x202e)) "after\n"))
+`
+
+const hostileDisplayShown = `before\x1b[2J\x1b]0;title\a\u009b2J\u202eafter`
+
+// What a project's Scheme displays during a run or nodwyn guard goes to
+// the display (stderr) escaped, as the renderer's own lines are.
+func TestSchemeDisplayOnTheDisplayIsEscaped(t *testing.T) {
+	home := t.TempDir()
+	proj := filepath.Join(home, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, ".nodwyn"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(proj, ".nodwyn", "init.scm"), hostileDisplay)
+	script := filepath.Join(home, "m.script")
+	writeFile(t, script, "> reply\nDone.\n> reply\nChecked: done.\n")
+	getenv := homeEnv(home)
+	code, out, errOut := nodwyn(getenv, "", "run", "--unattended", "--trust-project", "--script", script, "-C", proj, "look")
+	if code != 0 {
+		t.Fatalf("nodwyn run: exit %d\n%s%s", code, out, errOut)
+	}
+	rawControls(t, "nodwyn run's display", errOut)
+	if !strings.Contains(errOut, hostileDisplayShown) {
+		t.Errorf("nodwyn run does not show what Scheme displayed: %q", errOut)
+	}
+
+	if code, out, errOut = nodwyn(getenv, "", "trust", "-C", proj); code != 0 {
+		t.Fatalf("nodwyn trust: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = nodwyn(getenv, "", "guard", "-C", proj, "--", "ls")
+	if code != 0 {
+		t.Fatalf("nodwyn guard: exit %d\n%s%s", code, out, errOut)
+	}
+	rawControls(t, "nodwyn guard's stderr", errOut)
+	if !strings.Contains(errOut, hostileDisplayShown) {
+		t.Errorf("nodwyn guard does not show what Scheme displayed: %q", errOut)
+	}
+}

@@ -424,7 +424,7 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 		Dirs: dirs, Store: st, ResumeID: resumeID, ProjectScheme: pt.scheme,
 		Secrets: secretsOf(pc.APIKey),
 		Sinks:   sinks,
-		Stdout:  e.stderr,
+		Stdout:  termtext.Writer(e.stderr), // what Scheme displays, on the display: escaped, as the renderer's lines are
 
 		ConfigSeam: cfg.Sandbox, ConfigSeamFrom: cfg.Origin["sandbox.mode"], ConfigNotes: cfg.Notes,
 		Contract: contract, ContractGiven: contractGiven, ContractTrusted: pt.trusted,

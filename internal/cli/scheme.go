@@ -104,7 +104,7 @@ func (c *SchemeCmd) Run(e *env) error {
 
 	opts := session.Options{
 		Folder: folder, Dry: true, RunTools: c.RunTools, Sandbox: c.Sandbox == "container", Profile: c.Profile,
-		Dirs: dirs, Stdout: e.stdout, ProjectScheme: pt.scheme,
+		Dirs: dirs, Stdout: schemeOut(e.stdout), ProjectScheme: pt.scheme,
 	}
 	if tty != nil {
 		opts.Confirm = lineConfirm(tty, tty) // asked and answered where the person types
@@ -142,7 +142,7 @@ func (c *SchemeCmd) Run(e *env) error {
 		how = "no tool call runs (no terminal to confirm at)"
 	}
 	fmt.Fprintf(e.stderr, "nodwyn scheme: a session without a model in %s: (model-turn …) raises an error; (call-tool …) is judged by the guard and %s. Ctrl-C stops an evaluation; Ctrl-D or (exit) ends.\n", folder, how)
-	ro := session.REPLOptions{Out: e.stdout, EvalContext: evalContext}
+	ro := session.REPLOptions{Out: opts.Stdout, EvalContext: evalContext}
 	if tty != nil {
 		lines, restore, err := newTermLines(tty, e.stdout)
 		if err != nil {
@@ -158,6 +158,18 @@ func (c *SchemeCmd) Run(e *env) error {
 		return &exitError{code: ExitInterrupted}
 	}
 	return err
+}
+
+// schemeOut is where what Scheme displays (and the REPL's values and
+// errors) goes: at a terminal escaped (termtext), since a project's Scheme
+// or a string the model wrote can hold escape sequences; to a file or a
+// pipe as it is, byte for byte: there it is the program's output. The
+// line editor's prompt and echo are nodwyn's own and do not go through it.
+func schemeOut(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		return termtext.Writer(w)
+	}
+	return w
 }
 
 // termLines is line editing and history at a terminal (golang.org/x/term):
