@@ -286,6 +286,7 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	// the paths above, and nothing runs a command before it is joined.
 	floorc := make(chan madeFloor, 1)
 	fopts := gopts // a copy: gopts gets the rest of the guard's options meanwhile
+	fopts.Sandbox = opts.Sandbox
 	go func() {
 		f, line, d := makeFloor(fopts, opts.NoKernelFloor)
 		floorc <- madeFloor{f, line, d} // d is the guard's too (gopts.Denylist)
@@ -480,11 +481,44 @@ func makeFloor(g guard.Options, off bool) (*sandbox.Floor, string, *guard.PathDe
 	if d.Except != "" {
 		except = []string{d.Except}
 	}
+	if g.Sandbox {
+		// Sandbox mode: the machine is the task's, so commands may write
+		// in the directories above a denied path (the home, a /tmp above
+		// it); what is new there is read from the next command on, so the
+		// cache directory toolchains write and read back in one command
+		// (go test's GOCACHE, pip's, npm's) is made now, as an entry.
+		if c := cacheHome(g.Home); c != "" {
+			if _, err := os.Lstat(c); errors.Is(err, fs.ErrNotExist) {
+				_ = os.MkdirAll(c, 0o755)
+			}
+		}
+	}
 	f, err := sandbox.NewFloor(d.Dirs, except)
 	if err != nil {
 		return nil, "off (" + err.Error() + ")", d
 	}
-	return f, f.String(), d
+	if g.Sandbox {
+		f.AllowAncestorWrites()
+	}
+	line := f.String()
+	if f.OthersEnvironReadable() {
+		// Landlock scopes ptrace and /proc/PID/cwd, but this kernel lets a
+		// command open another process's environ (Linux 6.18): said, so a
+		// person keeps keys out of the environment of what starts nodwyn.
+		line += "; other processes' /proc/PID/environ stays readable"
+	}
+	return f, line, d
+}
+
+// cacheHome is $XDG_CACHE_HOME, else ~/.cache.
+func cacheHome(home string) string {
+	if x := os.Getenv("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+		return x
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".cache")
 }
 
 // FloorStatus says whether the kernel floor is on for this session:
