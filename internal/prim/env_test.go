@@ -2,6 +2,7 @@ package prim
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,11 +27,116 @@ func TestSecretNames(t *testing.T) {
 	for name, want := range map[string]bool{
 		"OPENAI_API_KEY": true, "anthropic_api_key": true, "KEYCHAIN": true, "GH_TOKEN": true,
 		"CLIENT_SECRET": true, "PGPASSWORD": true, "GOOGLE_APPLICATION_CREDENTIALS": true,
+		// the wider list: words of a name, and parts
+		"DB_PASS": true, "smtp_pass": true, "MYSQL_PWD": true, "BASIC_AUTH": true, "HTTP_AUTHORIZATION": true,
+		"SSH_AUTH_SOCK": true, "GPG_PRIVATE": true, "SESSION_COOKIE": true, "SENTRY_DSN": true, "DSN": true,
+		"AZURE_STORAGE_CONNECTION_STRING": true, "DB_CONN_STR": true, "SIGNING_PASSPHRASE": true,
 		"PATH": false, "HOME": false, "LANG": false, "TERM": false,
+		// the shell's directories are paths, whatever the word list says
+		"PWD": false, "OLDPWD": false, "pwd": false,
+		// words inside other words are not the word
+		"GIT_AUTHOR_NAME": false, "GIT_ASKPASS": false, "BYPASS_CACHE": false, "COMPASS_DIR": false,
+		"DATABASE_URL": false, "REDIS_URL": false, "OPENAI_BASE_URL": false, "HTTPS_PROXY": false,
+		"XDG_SESSION_ID": false, "DBUS_SESSION_BUS_ADDRESS": false, "PRIVATEER": false,
 	} {
 		if got := SecretName(name); got != want {
 			t.Errorf("SecretName(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// The value's shape: a key of a known provider, a URL with a password, a
+// secret parameter, a PEM private key; and the ordinary values that share
+// a prefix or a scheme with them and must pass.
+func TestSecretValues(t *testing.T) {
+	secret := []string{
+		"postgres://u:pw@host/db",
+		"postgresql://user:p%40ss@db.example.com:5432/app?sslmode=require",
+		"https://user:password@host/v1",
+		"redis://:hunter2@cache:6379/0",
+		"amqp://guest:guest@rabbit:5672/",
+		"mongodb+srv://app:s3cret@cluster0.example.net/test",
+		"jdbc:postgresql://u:pw@h/db",
+		"http://proxy.local:3128,https://u:p@other:8080", // any URL of a list
+		"  https://user:password@host/v1\n",
+		"postgresql:///db?host=/var/run/postgresql&password=x",
+		"host=db user=app password=secret dbname=x",
+		"Server=tcp:db,1433;Database=x;User ID=u;Password=pw;",
+		"DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc123==;",
+		"https://acct.blob.core.windows.net/c?sv=2020-08-04&sig=abcDEF%3D",
+		"http://localhost:8888/?token=0123abcd",
+		"sk-" + strings.Repeat("a1B2", 12),
+		"sk-proj-" + strings.Repeat("Ab3_-x", 8),
+		"sk-ant-api03-" + strings.Repeat("xY9", 30),
+		"sk-or-v1-" + strings.Repeat("0f", 32),
+		"ghp_" + strings.Repeat("A1b2", 9),
+		"gho_" + strings.Repeat("A1b2", 9),
+		"ghu_" + strings.Repeat("A1b2", 9),
+		"ghs_" + strings.Repeat("A1b2", 9),
+		"ghr_" + strings.Repeat("A1b2", 9),
+		"github_pat_11ABCDEFG0" + strings.Repeat("x_Y", 20),
+		"glpat-" + strings.Repeat("aB3-", 5),
+		"xoxb-123456789012-1234567890123-abcdefABCDEF",
+		"xoxp-123-456-789-abcdef",
+		"xapp-1-A0123-456-abcdef",
+		"AKIAIOSFODNN7EXAMPLE",
+		"ASIAIOSFODNN7EXAMPLE",
+		"AIza" + strings.Repeat("a", 35),
+		"hf_" + strings.Repeat("aB", 17),
+		"npm_" + strings.Repeat("a1", 18),
+		"pypi-AgEIcHlwaS5vcmc" + strings.Repeat("x", 60),
+		"dop_v1_" + strings.Repeat("0a", 32),
+		"SG." + strings.Repeat("a", 22) + "." + strings.Repeat("b", 43),
+		"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+	}
+	for _, v := range secret {
+		if !SecretValue(v) {
+			t.Errorf("SecretValue(%q) = false, want true", v)
+		}
+	}
+	ordinary := []string{
+		"", "/usr/local/bin:/usr/bin:/bin", "/home/u", "C.UTF-8", "xterm-256color",
+		"postgres:///db?host=/var/run/postgresql", // a local socket: no password
+		"postgres://me@host/db",                   // a user, no password
+		"postgres://me:@host/db",                  // an empty password
+		"https://api.openai.com/v1", "http://127.0.0.1:8080/v1", "http://proxy.local:3128",
+		"http://host:8080/path@with-at", // '@' after the authority
+		"git@github.com:org/repo.git",
+		"/home/u/sk-learn-experiments-folder/bin:/usr/bin", // a key's prefix in a path
+		"sk-learn",              // too short to be a key
+		"AKIAIOSFODNN7EXAMPLE2", // an AWS key id has 16 after its prefix
+		"ghp_short",
+		"-mod=mod", "--token=abc", // a flag, not a parameter
+		"rs=0:di=01;34:ln=01;36:*.key=00;31", // LS_COLORS
+		"unix:path=/run/user/1000/bus,guid=0123456789abcdef",
+		"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+	}
+	for _, v := range ordinary {
+		if SecretValue(v) {
+			t.Errorf("SecretValue(%q) = true, want false", v)
+		}
+	}
+}
+
+// The commands' environment: an allow-listed variable whose value is a
+// secret is kept out as one whose name is; its ordinary neighbours pass.
+func TestScrubEnvBySecretValue(t *testing.T) {
+	environ := []string{
+		"PATH=/usr/bin:/bin", "HOME=/home/u",
+		"DATABASE_URL=postgres://u:pw@host/db",
+		"LOCAL_DATABASE_URL=postgres:///db?host=/var/run/postgresql",
+		"OPENAI_BASE_URL=https://user:password@host/v1",
+		"PLAIN_BASE_URL=https://api.openai.com/v1",
+		"LC_PASTED=sk-ant-api03-" + strings.Repeat("xY9", 30),
+		"LC_OK=C",
+		"MYSQL_PWD=pw", "PWD=/w",
+	}
+	allow := []string{"PATH", "HOME", "LC_*", "DATABASE_URL", "LOCAL_DATABASE_URL", "OPENAI_BASE_URL", "PLAIN_BASE_URL", "MYSQL_PWD", "PWD"}
+	got := ScrubEnv(environ, allow)
+	want := []string{"PATH=/usr/bin:/bin", "HOME=/home/u", "LOCAL_DATABASE_URL=postgres:///db?host=/var/run/postgresql",
+		"PLAIN_BASE_URL=https://api.openai.com/v1", "LC_OK=C"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ScrubEnv:\n got %q\nwant %q", got, want)
 	}
 }
 
