@@ -13,6 +13,8 @@ import (
 
 	"github.com/alecthomas/kong"
 	"golang.org/x/term"
+
+	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
 // Exit codes, documented in `nodwyn run --help`.
@@ -150,14 +152,16 @@ func parseAndRun(root any, args []string, e *env, quiet bool) (code int, ok bool
 	if err == nil {
 		return ExitOK, true
 	}
+	// An error may quote what another party chose (a project's Scheme
+	// error, a path, a server's answer): escaped, its lines kept.
 	var xe *exitError
 	if errors.As(err, &xe) {
 		if xe.err != nil {
-			fmt.Fprintf(e.stderr, "nodwyn: %v\n", xe.err)
+			fmt.Fprintf(e.stderr, "nodwyn: %s\n", termtext.Text(xe.err.Error()))
 		}
 		return xe.code, true
 	}
-	fmt.Fprintf(e.stderr, "nodwyn: %v\n", err)
+	fmt.Fprintf(e.stderr, "nodwyn: %s\n", termtext.Text(err.Error()))
 	return ExitFailed, true
 }
 

@@ -237,3 +237,25 @@ func TestSchemeDisplayOnTheDisplayIsEscaped(t *testing.T) {
 		t.Errorf("nodwyn guard does not show what Scheme displayed: %q", errOut)
 	}
 }
+
+// An error nodwyn ends with may quote a project's Scheme: it is said
+// escaped.
+func TestAnErrorIsSaidEscaped(t *testing.T) {
+	home := t.TempDir()
+	proj := filepath.Join(home, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, ".nodwyn"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(proj, ".nodwyn", "init.scm"),
+		`(error (string-append "broken" (string (integer->char 27)) "[2J" (string (integer->char 155)) "here"))`)
+	script := filepath.Join(home, "m.script")
+	writeFile(t, script, "> reply\nDone.\n")
+	code, _, errOut := nodwyn(homeEnv(home), "", "run", "--unattended", "--trust-project", "--script", script, "-C", proj, "look")
+	if code == 0 {
+		t.Fatal("a run whose init.scm raises an error went on")
+	}
+	rawControls(t, "the error", errOut)
+	if !strings.Contains(errOut, `broken\x1b[2J\u009bhere`) {
+		t.Errorf("the error does not say what the project's Scheme said: %q", errOut)
+	}
+}
