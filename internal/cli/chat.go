@@ -593,7 +593,7 @@ func (k *console) ask(q *question) {
 	k.rend.mu.Lock()
 	defer k.rend.mu.Unlock()
 	kind, what := confirmHeader(q.req, q.d)
-	k.rend.line("%s (%s): %s\n  %s", kind, q.d.Checker, q.d.Reason, what)
+	k.rend.line("%s (%s): %s\n  %s", kind, termtext.Line(q.d.Checker), q.d.Reason, what)
 	if q.d.Verdict == guard.SecurityConfirm {
 		fmt.Fprint(k.rend.w, "  allow it? [y]es / [n]o, or n and a note for the model: ")
 	} else {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/store"
 )
 
@@ -258,4 +260,38 @@ func TestAnErrorIsSaidEscaped(t *testing.T) {
 	if !strings.Contains(errOut, `broken\x1b[2J\u009bhere`) {
 		t.Errorf("the error does not say what the project's Scheme said: %q", errOut)
 	}
+}
+
+// A confirm question shows the command, the checker (a project's may name
+// it) and the reason escaped: nothing in them can erase the question or
+// rewrite what the person is asked to allow.
+func TestConfirmQuestionsAreEscaped(t *testing.T) {
+	req := guard.Request{Tool: "shell-exec", Args: map[string]any{"command": "rm -rf build" + evil}}
+	d := guard.Decision{Verdict: guard.SecurityConfirm, Checker: "project" + evil, Reason: "it deletes" + evil}
+	check := func(what, out string) {
+		t.Helper()
+		rawControls(t, what, out)
+		onOneLine(t, what, out, "SECURITY confirm (project"+evilShown+"): it deletes")
+		onOneLine(t, what, out, "shell-exec: rm -rf build")
+	}
+
+	// nodwyn scheme's question, answered on its terminal.
+	in, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	w.WriteString("n\n")
+	w.Close()
+	var out bytes.Buffer
+	if yes, _ := lineConfirm(in, &out)(context.Background(), req, d); yes {
+		t.Error("n was taken as yes")
+	}
+	check("nodwyn scheme's question", out.String())
+
+	// The console's.
+	var display bytes.Buffer
+	k := &console{rend: &renderer{w: &display}}
+	k.ask(&question{req: req, d: d})
+	check("the console's question", display.String())
 }

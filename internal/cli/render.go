@@ -345,7 +345,7 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		kind, what := confirmHeader(req, d)
-		r.line("%s (%s): %s\n  %s", kind, d.Checker, d.Reason, what)
+		r.line("%s (%s): %s\n  %s", kind, termtext.Line(d.Checker), d.Reason, what)
 		for {
 			if d.Verdict == guard.SecurityConfirm {
 				fmt.Fprint(r.w, "  allow it? [y]es / [n]o: ")

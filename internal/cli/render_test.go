@@ -15,7 +15,7 @@ import (
 func TestTheTerminalDisplayEscapesControlCharacters(t *testing.T) {
 	var buf bytes.Buffer
 	r := &renderer{w: &buf, tty: true, start0: time.Now()}
-	evil := "\x1b]0;PWNED\x07\x1b[2J\u009b1m\r"
+	evil := "\x1b]0;PWNED\x07\x1b[2J\u009b1m\r\u202e"
 	for _, ev := range []store.Event{
 		{Type: "model.request"},
 		{Type: "model.reply", Data: map[string]any{"text": "look " + evil}},
@@ -31,7 +31,7 @@ func TestTheTerminalDisplayEscapesControlCharacters(t *testing.T) {
 		}
 	}
 	out := strings.ReplaceAll(buf.String(), "\r\x1b[K", "")
-	if strings.ContainsAny(out, "\x1b\x07\r\u009b") {
+	if strings.ContainsAny(out, "\x1b\x07\r\u009b\u202e") {
 		t.Fatalf("raw control characters reach the terminal: %q", out)
 	}
 	if !strings.Contains(out, `running shell-exec: echo \x1b]0;PWNED\a`) {

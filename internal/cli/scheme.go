@@ -269,7 +269,7 @@ func (c *ctrlC) Read(p []byte) (int, error) {
 func lineConfirm(tty *os.File, out io.Writer) func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool) {
 	return func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool) {
 		kind, what := confirmHeader(req, d)
-		fmt.Fprintf(out, "%s (%s): %s\n  %s\n  run it? [y/N]: ", kind, d.Checker, termtext.Text(d.Reason), termtext.Text(what))
+		fmt.Fprintf(out, "%s (%s): %s\n  %s\n  run it? [y/N]: ", kind, termtext.Line(d.Checker), termtext.Text(d.Reason), termtext.Text(what))
 		return readYes(tty), false
 	}
 }
