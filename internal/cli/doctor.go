@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/nodwyn/nodwyn/internal/config"
@@ -38,6 +40,11 @@ changes nothing (except that it reads the trust record):
   provider           name, model and base_url as a run would use them
   api key            whether one is found, and where (the variable's name or
                      credentials.toml); never the key
+  key in a parent    for a key from the environment: whether a process above
+                     this one (its parent, theirs …, as this user) was started
+                     with it, so that /proc/PID/environ shows it to every
+                     program of the same user; which one, and where else the
+                     key can be kept
   git, shell         the programs the tools run
   journal key        the fingerprint of this machine's journal key, which
                      signs the self-checks (nodwyn journal verify)
@@ -107,14 +114,18 @@ func (c *DoctorCmd) Run(e *env) error {
 	case "":
 		fmt.Fprintln(w, "provider: none chosen (a run needs --provider, --script, or [provider] name in config.toml)")
 	default:
-		base := p.BaseURL
+		base := shownValue(p.BaseURL)
 		if base == "" {
 			base = "(the provider's default)"
 		}
 		fmt.Fprintf(w, "provider: %s, model %s, base_url %s\n", p.Name, orNone(p.Model), base)
 	}
 	if p.Name == "openai" || p.Name == "anthropic" {
-		fmt.Fprintln(w, "api key: "+keyWhere(dirs, p, e.getenv))
+		line, f := keyWhere(dirs, p, e.getenv)
+		fmt.Fprintln(w, "api key: "+line)
+		if name, ok := strings.CutPrefix(f.where, "$"); ok && f.key != "" {
+			fmt.Fprintln(w, "key in a parent: "+parentsLine(name, f.key, dirs, p.Name))
+		}
 	}
 
 	if path, err := exec.LookPath("git"); err != nil {
@@ -196,18 +207,99 @@ func floorLine(e *env, home string, dirs config.Dirs, folder string) string {
 }
 
 // secretInProc is the name of a secret-looking variable in this process's
-// /proc/PID/environ (what a child could read), or "".
+// /proc/PID/environ (what a child could read), or "": one CleanEnvironment
+// would have hidden, by its name or its value.
 func secretInProc() string {
 	b, err := os.ReadFile("/proc/self/environ")
 	if err != nil {
 		return ""
 	}
 	for _, kv := range strings.Split(string(b), "\x00") {
-		if name, _, ok := strings.Cut(kv, "="); ok && prim.SecretName(name) {
+		if name, value, ok := strings.Cut(kv, "="); ok && hidden(name, value) {
 			return name
 		}
 	}
 	return ""
+}
+
+// parentsLine is the "key in a parent:" line for a key found in the
+// variable name: the processes above this one that hold it (parentsHolding)
+// and where else the key can be kept, or that none does.
+func parentsLine(name, key string, dirs config.Dirs, provider string) string {
+	held := parentsHolding(name, key, "/proc", os.Getppid(), os.Getuid())
+	if len(held) == 0 {
+		return fmt.Sprintf("no process above this one holds $%s in the environment it was started with", name)
+	}
+	return fmt.Sprintf("$%s is in the environment %s was started with, and any program running as you (a command nodwyn runs included) can read it in /proc/PID/environ for as long as it runs; unsetting it there does not take it out. "+
+		"Keep the key where no process's environment holds it: the system keychain ('nodwyn login %s'), or %s under [keys] (mode 0600)",
+		name, strings.Join(held, ", "), provider, config.CredentialsPath(dirs))
+}
+
+// parentsHolding walks from pid (this process's parent) up to pid 1 and
+// names, as "comm (pid N)", each process of uid whose /proc/PID/environ —
+// the environment it was started with, which export and unset in a shell
+// do not change — has name=key. A process of another user, or one whose
+// environ cannot be read, is passed over: a program of this user cannot
+// read it either.
+func parentsHolding(name, key, proc string, pid, uid int) []string {
+	var held []string
+	for seen := 0; pid > 0 && seen < 256; seen++ {
+		dir := filepath.Join(proc, strconv.Itoa(pid))
+		status, err := os.ReadFile(filepath.Join(dir, "status"))
+		if err != nil {
+			break
+		}
+		ppid, owner := -1, -1
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+				ppid, _ = strconv.Atoi(strings.TrimSpace(v))
+			} else if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				if f := strings.Fields(v); len(f) > 0 {
+					owner, _ = strconv.Atoi(f[0])
+				}
+			}
+		}
+		if owner == uid && environHas(filepath.Join(dir, "environ"), name, key) {
+			comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
+			held = append(held, fmt.Sprintf("%s (pid %d)", strings.TrimSpace(string(comm)), pid))
+		}
+		if pid == 1 {
+			break
+		}
+		pid = ppid
+	}
+	return held
+}
+
+// environHas reports whether the environ file at path has an entry name=
+// whose value is key (as the key was found: space around it trimmed).
+func environHas(path, name, key string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok && strings.TrimSpace(v) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// shownValue is s as doctor prints a setting: a URL's password replaced
+// with xxxxx, any other secret-shaped value (prim.SecretValue) not at all.
+func shownValue(s string) string {
+	if !prim.SecretValue(s) {
+		return s
+	}
+	if u, err := url.Parse(strings.TrimSpace(s)); err == nil && u.User != nil {
+		bare := *u
+		bare.User = nil
+		if !prim.SecretValue(bare.String()) { // the password was the secret
+			return u.Redacted()
+		}
+	}
+	return "(not shown: it holds a secret)"
 }
 
 // caRootsLine says where the TLS roots come from, as Go's crypto/x509 looks
@@ -257,7 +349,7 @@ func settingValues(v reflect.Value, prefix string) map[string]string {
 		}
 		switch x := fv.Interface().(type) {
 		case string:
-			out[key] = fmt.Sprintf("%q", x)
+			out[key] = fmt.Sprintf("%q", shownValue(x))
 		case fmt.Stringer:
 			out[key] = fmt.Sprintf("%q", x.String())
 		default:
@@ -269,7 +361,8 @@ func settingValues(v reflect.Value, prefix string) map[string]string {
 
 // keyWhere says whether the provider's key is found and where, never what:
 // where a run would look, in its order (findKey), the system keychain too.
-func keyWhere(dirs config.Dirs, p config.Provider, getenv func(string) string) string {
+// It returns what it found as well.
+func keyWhere(dirs config.Dirs, p config.Provider, getenv func(string) string) (string, keyFound) {
 	env := p.KeyEnv
 	if env == "" {
 		env = config.DefaultKeyEnv(p.Name)
@@ -277,16 +370,16 @@ func keyWhere(dirs config.Dirs, p config.Provider, getenv func(string) string) s
 	f, err := findKey(dirs, p.Name, p.KeyEnv, getenv, false)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("not read: %v", err)
+		return fmt.Sprintf("not read: %v", err), keyFound{}
 	case f.key != "":
-		return "found in " + f.where
+		return "found in " + f.where, f
 	}
 	keychainNote := ""
 	if f.noKeychain != "" {
 		keychainNote = " (not here: " + f.noKeychain + ")"
 	}
 	return fmt.Sprintf("not found: set %s, or put it in the system keychain with 'nodwyn login %s'%s, in $CREDENTIALS_DIRECTORY/%s, or in %s under [keys]",
-		env, p.Name, keychainNote, p.Name, config.CredentialsPath(dirs))
+		env, p.Name, keychainNote, p.Name, config.CredentialsPath(dirs)), f
 }
 
 // shellLine names the shell the tools run commands with (bash, else sh, as

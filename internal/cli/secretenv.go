@@ -17,8 +17,9 @@ import (
 // child can read /proc/<nodwyn's pid>/environ: that file shows the
 // environment the process was started with (the strings the kernel put at
 // the top of its first stack), whatever os.Unsetenv does later. So before
-// anything else, CleanEnvironment moves every secret-looking variable into
-// memory (hiddenEnv, which Getenv consults) and wipes its bytes where the
+// anything else, CleanEnvironment moves every secret-looking variable (by
+// its name or its value's shape: prim.Secret, the table ScrubEnv uses for
+// the commands too) into memory (hiddenEnv, which Getenv consults) and wipes its bytes where the
 // kernel reads /proc/<pid>/environ from (scrubEnviron, through
 // /proc/self/mem: Go copied the environment at start, so nothing of the
 // process reads those bytes again). Where that is impossible, nodwyn
@@ -40,6 +41,22 @@ const hideByExecVar = "NODWYN_HIDE_ENV_BY_EXEC"
 // (prim.ScrubEnv): they do not get it either way.
 var pathNotSecret = map[string]bool{"CREDENTIALS_DIRECTORY": true}
 
+// readByRuntime are variables Go's standard library reads from the process
+// environment itself (net/http's proxy settings, read by the provider's
+// transport through http.ProxyFromEnvironment), not through Getenv. One
+// with a password in it (HTTPS_PROXY=http://user:pass@proxy:3128) is wiped
+// from /proc/<pid>/environ like any secret but stays in the Go
+// environment: unset, the model's requests would bypass the proxy. The
+// commands never get it (prim.ScrubEnv drops a secret value, allow-listed
+// or not).
+var readByRuntime = map[string]bool{"HTTP_PROXY": true, "http_proxy": true, "HTTPS_PROXY": true, "https_proxy": true}
+
+// hidden reports whether CleanEnvironment takes name=value out of the
+// environment: doctor asks the same of /proc/self/environ.
+func hidden(name, value string) bool {
+	return prim.Secret(name, value) && !pathNotSecret[name]
+}
+
 // hiddenEnv holds the secret variables moved out of the environment.
 var hiddenEnv = map[string]string{}
 
@@ -59,8 +76,8 @@ func CleanEnvironment() {
 	os.Unsetenv(hideByExecVar)
 	var keep, hide []string
 	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if prim.SecretName(name) && !pathNotSecret[name] {
+		name, value, _ := strings.Cut(kv, "=")
+		if hidden(name, value) {
 			hide = append(hide, kv)
 		} else {
 			keep = append(keep, kv)
@@ -75,7 +92,9 @@ func CleanEnvironment() {
 	for _, kv := range hide {
 		name, val, _ := strings.Cut(kv, "=")
 		hiddenEnv[name] = val
-		os.Unsetenv(name)
+		if !readByRuntime[name] {
+			os.Unsetenv(name)
+		}
 	}
 }
 
@@ -208,6 +227,9 @@ func readHidden(fdText string) {
 		}
 		name, val, _ := strings.Cut(kv, "=")
 		hiddenEnv[name] = val
+		if readByRuntime[name] { // in the Go environment, not in /proc/<pid>/environ
+			os.Setenv(name, val)
+		}
 	}
 }
 

@@ -2,7 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,5 +74,131 @@ func TestScrubEnvironOfThisProcess(t *testing.T) {
 	}
 	if os.Getenv("PATH") == "" {
 		t.Error("the runtime's copy of PATH went with it")
+	}
+}
+
+// cleanChildVar, set, makes TestCleanEnvironmentChild the process a test
+// starts: it runs CleanEnvironment as nodwyn's main does and reports.
+const cleanChildVar = "NODWYN_TEST_CLEAN_CHILD"
+
+// TestCleanEnvironmentChild is not a test of its own: run by
+// TestCleanEnvironmentByValue as a child, it cleans its environment and
+// prints, after "REPORT ", its /proc/self/environ and what Getenv and
+// os.Getenv give for each variable the test set.
+func TestCleanEnvironmentChild(t *testing.T) {
+	names := strings.Split(os.Getenv(cleanChildVar), ",")
+	if names[0] == "" {
+		t.Skip("run by TestCleanEnvironmentByValue")
+	}
+	CleanEnvironment()
+	environ, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := map[string]any{"environ": strings.Split(string(environ), "\x00")}
+	getenv, osenv := map[string]string{}, map[string]string{}
+	for _, n := range names {
+		getenv[n], osenv[n] = Getenv(n), os.Getenv(n)
+	}
+	report["getenv"], report["os"] = getenv, osenv
+	b, _ := json.Marshal(report)
+	fmt.Printf("REPORT %s\n", b)
+}
+
+// Variables secret by their value's shape leave /proc/<pid>/environ as the
+// secret-named ones do, and stay readable to nodwyn (Getenv), in both ways
+// CleanEnvironment has: the wipe in place and the re-exec. The ordinary
+// ones, a DATABASE_URL with no password among them, stay where they were.
+func TestCleanEnvironmentByValue(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	anthropic := "sk-ant-api03-" + strings.Repeat("Cx7", 30)
+	secret := map[string]string{
+		"DATABASE_URL":    "postgres://app:pw-canary-4417@db.example/app",
+		"OPENAI_BASE_URL": "https://user:url-canary-9931@llm.example/v1",
+		"PASTED":          anthropic,
+		"HTTPS_PROXY":     "http://me:proxy-canary-2207@127.0.0.1:9",
+		"MYSQL_PWD":       "pwd-canary-5150",
+		"SSH_AUTH_SOCK":   "/tmp/ssh-x/agent.1",
+	}
+	ordinary := map[string]string{
+		"TEST_DATABASE_URL": "postgres:///db?host=/var/run/postgresql",
+		"GOPATH":            "/go-path",
+		"LANG":              "C.UTF-8",
+		"PWD":               "/work/dir",
+		"OLDPWD":            "/work",
+		"HTTP_PROXY":        "http://proxy.example:3128",
+		"NODWYN_BASE":       "https://api.openai.com/v1",
+	}
+	var names []string
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	for _, m := range []map[string]string{secret, ordinary} {
+		for n, v := range m {
+			names = append(names, n)
+			env = append(env, n+"="+v)
+		}
+	}
+	env = append(env, cleanChildVar+"="+strings.Join(names, ","))
+	for _, byExec := range []bool{false, true} {
+		t.Run(fmt.Sprintf("byExec=%v", byExec), func(t *testing.T) {
+			cmd := exec.Command(exe, "-test.run=^TestCleanEnvironmentChild$", "-test.count=1")
+			cmd.Env = env
+			if byExec {
+				cmd.Env = append(slices.Clone(env), hideByExecVar+"=1")
+			}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			_, line, ok := strings.Cut(string(out), "REPORT ")
+			if !ok {
+				t.Fatalf("no report: %s", out)
+			}
+			line, _, _ = strings.Cut(line, "\n")
+			var r struct {
+				Environ []string
+				Getenv  map[string]string
+				OS      map[string]string
+			}
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("%v: %s", err, line)
+			}
+			all := strings.Join(r.Environ, "\x00")
+			if byExec != strings.Contains(all, envFDVar+"=") {
+				t.Errorf("re-executed: %v, want %v", !byExec, byExec)
+			}
+			for n, v := range secret {
+				if strings.Contains(all, v) {
+					t.Errorf("/proc/self/environ still holds %s=%s", n, v)
+				}
+				if r.Getenv[n] != v {
+					t.Errorf("Getenv(%s) = %q, want %q: hidden, not lost", n, r.Getenv[n], v)
+				}
+			}
+			// Taken out of the Go environment, which children inherit,
+			// except the proxy net/http reads from it itself.
+			for n, v := range secret {
+				want := ""
+				if n == "HTTPS_PROXY" {
+					want = v
+				}
+				if r.OS[n] != want {
+					t.Errorf("os.Getenv(%s) = %q, want %q", n, r.OS[n], want)
+				}
+			}
+			for n, v := range ordinary {
+				if !slices.Contains(r.Environ, n+"="+v) {
+					t.Errorf("/proc/self/environ lost %s=%s", n, v)
+				}
+				if r.Getenv[n] != v || r.OS[n] != v {
+					t.Errorf("%s: Getenv %q, os.Getenv %q, want %q", n, r.Getenv[n], r.OS[n], v)
+				}
+			}
+		})
 	}
 }
