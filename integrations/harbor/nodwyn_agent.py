@@ -15,9 +15,13 @@ In the task's container it
 - installs the static binary at /usr/local/bin/nodwyn: copied from the
   host (kwarg ``binary`` or NODWYN_BINARY) or downloaded (``url`` or
   NODWYN_URL) with curl or wget;
+- hands the provider's key to nodwyn in a file, never in an environment
+  or on a command line: credentials.toml (mode 0600) in nodwyn's
+  configuration directory, which the kernel floor denies to every command
+  of the run, uploaded like the instruction and removed as soon as the
+  daemon has read it (when the run has started);
 - starts ``nodwyn daemon --no-keychain`` with its configuration, data and
-  socket in directories of its own under /logs/agent/nodwyn, the provider's
-  key only in the daemon's environment;
+  socket in directories of its own under /logs/agent/nodwyn;
 - submits ``nodwyn run --daemon … --sandbox container --trajectory
   /logs/agent/trajectory.json --json -`` with the instruction on stdin, read
   from a file uploaded beforehand (never on any command line);
@@ -31,6 +35,7 @@ In the task's container it
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import tempfile
@@ -38,6 +43,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import urlsplit
 
 from harbor.agents.installed.base import BaseInstalledAgent, with_prompt_template
 
@@ -230,6 +236,32 @@ class RunOutcome:
         return None
 
 
+def _has_password(url: str) -> bool:
+    """The URL's user info holds a password (https://user:pass@host/v1)."""
+    try:
+        return bool(urlsplit(url).password)
+    except ValueError:
+        return False
+
+
+def toml_string(text: str) -> str:
+    """text as a TOML basic string: quoted, with \\, " and control characters escaped."""
+    out = []
+    for ch in text:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def credentials_toml(keys: dict[str, str]) -> str:
+    """nodwyn's credentials.toml holding keys ({provider: key}): [keys] openai = "…"."""
+    return "[keys]\n" + "".join(f"{name} = {toml_string(key)}\n" for name, key in sorted(keys.items()))
+
+
 def _clip(text: str, n: int = 600) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -391,10 +423,11 @@ class Nodwyn(BaseInstalledAgent):
 
     # -- the model ----------------------------------------------------------
 
-    def _provider_args(self, script_path: str | None) -> tuple[list[str], dict[str, str]]:
-        """nodwyn run's provider flags, and the environment the daemon gets."""
+    def _provider_args(self, script_path: str | None) -> tuple[list[str], dict[str, str], str | None]:
+        """nodwyn run's provider flags, the key to hand over ({nodwyn's provider: key}, or {}),
+        and a base URL too secret for a command line (one with a password), or None."""
         if script_path is not None:
-            return ["--script", script_path], {}
+            return ["--script", script_path], {}, None
         if not self.model_name:
             raise ValueError(
                 "Nodwyn: no model: give harbor run --model PROVIDER/MODEL (openai/gpt-5, anthropic/claude-sonnet-4-5, "
@@ -409,7 +442,7 @@ class Nodwyn(BaseInstalledAgent):
         if provider == "anthropic":
             base = self._api_base or access.configured_base_url
             args = ["--provider", "anthropic", "--model", model]
-            env = {"ANTHROPIC_API_KEY": access.api_key} if access.api_key else {}
+            keys = {"anthropic": access.api_key} if access.api_key else {}
         else:
             # Every other provider is spoken to as OpenAI-compatible
             # chat completions at its base URL.
@@ -420,22 +453,37 @@ class Nodwyn(BaseInstalledAgent):
                     f"completions to it at a base URL; give --ak api_base=URL or {provider.upper().replace('-', '_')}_BASE_URL"
                 )
             args = ["--provider", "openai", "--model", model]
-            env = {"OPENAI_API_KEY": access.api_key} if access.api_key else {}
-        if base:
+            keys = {"openai": access.api_key} if access.api_key else {}
+        private_base = None
+        if base and _has_password(base):
+            private_base = base  # through config.toml, as the key goes
+        elif base:
             args += ["--base-url", base]
-        if not env and (provider == "anthropic" or base in (None, "https://api.openai.com/v1")):
+        if not keys and (provider == "anthropic" or base in (None, "https://api.openai.com/v1")):
             self.logger.warning(
                 "Nodwyn: no API key found for provider %s, which its official endpoint needs", provider
             )
-        return args, env
+        return args, keys, private_base
 
     # -- run ------------------------------------------------------------------
+
+    @property
+    def credentials_path(self) -> str:
+        """Where the key is handed to nodwyn: credentials.toml of its configuration directory."""
+        return f"{self.nodwyn_dir}/config/nodwyn/credentials.toml"
+
+    @property
+    def config_path(self) -> str:
+        """Where a base URL with a password is handed to nodwyn: its config.toml."""
+        return f"{self.nodwyn_dir}/config/nodwyn/config.toml"
 
     def _prepare_command(self) -> str:
         n = shlex.quote(self.nodwyn_dir)
         return (
-            f"mkdir -p {n}/config {n}/data {n}/run && chmod 700 {n}/config {n}/data {n}/run && "
-            f"rm -f {n}/instruction.txt {n}/model.script {n}/exit_code"
+            f"mkdir -p {n}/config/nodwyn {n}/data {n}/run && "
+            f"chmod 700 {n}/config {n}/config/nodwyn {n}/data {n}/run && "
+            f"rm -f {n}/instruction.txt {n}/model.script {n}/exit_code {shlex.quote(self.credentials_path)} "
+            f"{shlex.quote(self.config_path)}"
         )
 
     def _stop_function(self) -> str:
@@ -465,6 +513,15 @@ class Nodwyn(BaseInstalledAgent):
             "    sleep 0.1 2>/dev/null || sleep 1\n"
             "  done\n"
             "}\n"
+            # The daemon reads the key (and config.toml) as a run starts,
+            # before the run's first event: the files go once run.log has
+            # one, or the client has ended (the run never started).
+            "nodwyn_forget_key() {\n"
+            '  while { [ -f "$CRED" ] || [ -f "$CONF" ]; } && [ ! -s "$N/run.log" ] && nodwyn_running "$1"; do\n'
+            "    sleep 0.1 2>/dev/null || sleep 1\n"
+            "  done\n"
+            '  rm -f "$CRED" "$CONF"\n'
+            "}\n"
         )
 
     def _preamble(self) -> str:
@@ -474,13 +531,19 @@ class Nodwyn(BaseInstalledAgent):
             'BINREAL=$(readlink -f "$BIN" 2>/dev/null || echo "$BIN")\n'
             'SOCK="$N/run/daemon.sock"\n'
             'PIDFILE="$N/run/daemon.pid"\n'
+            'CRED="$N/config/nodwyn/credentials.toml"\n'
+            'CONF="$N/config/nodwyn/config.toml"\n'
             'export XDG_CONFIG_HOME="$N/config" XDG_DATA_HOME="$N/data" XDG_RUNTIME_DIR="$N/run"\n'
-            "unset NODWYN_SOCKET NODWYN_PROFILE\n" + self._stop_function()
+            # The key and endpoint come from the adapter only: a variable of
+            # the container's would win over its files (nodwyn reads the
+            # environment after config.toml, and before credentials.toml).
+            "unset NODWYN_SOCKET NODWYN_PROFILE OPENAI_API_KEY ANTHROPIC_API_KEY OPENAI_BASE_URL ANTHROPIC_BASE_URL\n"
+            + self._stop_function()
         )
 
     def stop_command(self) -> str:
-        """Stops a daemon the adapter started (after a run Harbor cancelled)."""
-        return self._preamble() + "nodwyn_stop_daemon\n"
+        """Stops a daemon the adapter started, and removes the key's file (after a run Harbor cancelled)."""
+        return self._preamble() + 'nodwyn_stop_daemon\nrm -f "$CRED" "$CONF"\n'
 
     def run_command(self, provider_args: list[str], boundary: str) -> str:
         """The script that starts the daemon, submits the run and stops the daemon.
@@ -510,9 +573,9 @@ class Nodwyn(BaseInstalledAgent):
             'if [ -z "$WORKDIR" ]; then WORKDIR=$(pwd); if [ "$WORKDIR" = / ] && [ -d /app ]; then WORKDIR=/app; fi; fi\n'
             'if [ ! -x "$BIN" ]; then echo "nodwyn: $BIN is missing or not executable: did the agent\'s setup run?" >&2; exit 1; fi\n'
             'if [ ! -r "$N/instruction.txt" ]; then echo "nodwyn: no instruction in $N/instruction.txt" >&2; exit 1; fi\n'
-            "trap nodwyn_stop_daemon EXIT\n"
+            "trap 'nodwyn_stop_daemon; rm -f \"$CRED\" \"$CONF\"' EXIT\n"
             "nodwyn_stop_daemon\n"  # one an earlier, cancelled run left
-            'rm -f "$SOCK"\n'
+            'rm -f "$SOCK" "$N/run.log"\n'
             f'nohup "$BIN" daemon --no-keychain --socket "$SOCK"{floor} >>"$N/daemon.log" 2>&1 </dev/null &\n'
             "DPID=$!\n"
             'echo "$DPID" >"$PIDFILE"\n'
@@ -530,9 +593,10 @@ class Nodwyn(BaseInstalledAgent):
             '  if [ "$i" -gt 100 ]; then echo "nodwyn: no socket $SOCK 10 s after starting the daemon (pid $DPID); $N/daemon.log says:" >&2; tail -n 20 "$N/daemon.log" >&2; exit 1; fi\n'
             "  sleep 0.1 2>/dev/null || sleep 1\n"
             "done\n"
-            "# Only the daemon needs the key: the client goes without it.\n"
-            "unset OPENAI_API_KEY ANTHROPIC_API_KEY\n"
-            f'{{ "$BIN" run {quoted} - <"$N/instruction.txt" 2>&1 >"$N/run.log"; echo $? >"$N/exit_code"; }} | tee "$N/progress.log"\n'
+            f'{{ "$BIN" run {quoted} - <"$N/instruction.txt" 2>&1 >"$N/run.log" &\n'
+            '  RPID=$!\n'
+            '  nodwyn_forget_key "$RPID"\n'
+            '  wait "$RPID"; echo $? >"$N/exit_code"; } | tee "$N/progress.log"\n'
             "nodwyn_stop_daemon\n"
             f"echo {shlex.quote(boundary)}\n"
             'echo "exit=$(cat "$N/exit_code" 2>/dev/null)"\n'
@@ -542,38 +606,53 @@ class Nodwyn(BaseInstalledAgent):
             "exit 0\n"
         )
 
-    async def _upload_text(self, environment: BaseEnvironment, text: str, remote: str) -> None:
+    async def _upload_text(self, environment: BaseEnvironment, text: str, remote: str, private: bool = False) -> None:
         """Puts text in a file of the container, owned by the agent's user.
 
         The instruction travels this way, never on a command line: a command
         of the task that kills processes by matching their command line
-        (pkill -f …) would otherwise match the agent's.
+        (pkill -f …) would otherwise match the agent's. So does the key
+        (private: mode 0600 here and there), never in an environment: the
+        environment a process was started with stays readable in
+        /proc/PID/environ for as long as it runs, and the run script's shell
+        runs as long as the run.
         """
         with tempfile.TemporaryDirectory(prefix="nodwyn-harbor-") as tmp:
             local = Path(tmp) / PurePosixPath(remote).name
-            local.write_text(text)
+            fd = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o644)
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
             await environment.upload_file(local, remote)
+        q = shlex.quote(remote)
+        mode = f" && chmod 600 {q}" if private else ""
         if environment.default_user is not None:
             await self.exec_as_root(
                 environment,
-                command=f"chown {shlex.quote(str(environment.default_user))} {shlex.quote(remote)}",
+                command=f"chown {shlex.quote(str(environment.default_user))} {q}{mode}",
             )
+        elif private:
+            await self.exec_as_agent(environment, command=f"chmod 600 {q}")
 
     @override
     @with_prompt_template
     async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
         script_remote = f"{self.nodwyn_dir}/model.script" if self._script else None
-        provider_args, env = self._provider_args(script_remote)
+        provider_args, keys, private_base = self._provider_args(script_remote)
         await self.exec_as_agent(environment, command=self._prepare_command())
         await self._upload_text(environment, instruction, f"{self.nodwyn_dir}/instruction.txt")
         if self._script is not None and script_remote is not None:
             await self._upload_text(environment, self._script.read_text(), script_remote)
+        if keys:
+            await self._upload_text(environment, credentials_toml(keys), self.credentials_path, private=True)
+        if private_base:
+            await self._upload_text(environment, f"[provider]\nbase_url = {toml_string(private_base)}\n",
+                                    self.config_path, private=True)
 
         boundary = f"--- nodwyn-harbor {uuid.uuid4().hex} ---"
         command = self.run_command(provider_args, boundary)
         done = False
         try:
-            result = await self.exec_as_agent(environment, command=command, env=env or None)
+            result = await self.exec_as_agent(environment, command=command)
             done = True
         finally:
             if not done:  # cancelled (Harbor's timeout) or failed: the daemon must not outlive it

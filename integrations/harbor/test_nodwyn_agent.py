@@ -208,10 +208,16 @@ class RunTest(unittest.IsolatedAsyncioTestCase):
         ctx = await self.run_agent(a, env)
         self.assertTrue(ctx.is_empty(), "run() leaves the context to populate_context_post_run")
 
-        # Its own directories, private, before anything else.
+        # Its own directories, private, before anything else; no key file
+        # an earlier run left.
         prep = env.calls[0]
-        self.assertIn("mkdir -p /logs/agent/nodwyn/config /logs/agent/nodwyn/data /logs/agent/nodwyn/run", prep.command)
-        self.assertIn("chmod 700 /logs/agent/nodwyn/config /logs/agent/nodwyn/data /logs/agent/nodwyn/run", prep.command)
+        self.assertIn("mkdir -p /logs/agent/nodwyn/config/nodwyn /logs/agent/nodwyn/data /logs/agent/nodwyn/run",
+                      prep.command)
+        self.assertIn("chmod 700 /logs/agent/nodwyn/config /logs/agent/nodwyn/config/nodwyn /logs/agent/nodwyn/data "
+                      "/logs/agent/nodwyn/run", prep.command)
+        self.assertIn("rm -f /logs/agent/nodwyn/instruction.txt /logs/agent/nodwyn/model.script "
+                      "/logs/agent/nodwyn/exit_code /logs/agent/nodwyn/config/nodwyn/credentials.toml "
+                      "/logs/agent/nodwyn/config/nodwyn/config.toml", prep.command)
         self.assertIsNone(prep.user)
 
         # The instruction travels as a file.
@@ -228,21 +234,34 @@ class RunTest(unittest.IsolatedAsyncioTestCase):
         run_line = [line for line in cmd.splitlines() if '"$BIN" run ' in line][0]
         for part in ['--daemon "$SOCK"', "--sandbox container", '-C "$WORKDIR"',
                      "--trajectory /logs/agent/trajectory.json", "--json", "--provider openai", "--model gpt-5",
-                     "--base-url http://proxy:4000/v1", ' - <"$N/instruction.txt"', '>"$N/run.log"',
-                     'tee "$N/progress.log"']:
+                     "--base-url http://proxy:4000/v1", ' - <"$N/instruction.txt"', '>"$N/run.log"']:
             self.assertIn(part, run_line)
+        self.assertIn('wait "$RPID"; echo $? >"$N/exit_code"; } | tee "$N/progress.log"\n', cmd)
         # The daemon is stopped after the run, by its pid, and only it.
         self.assertLess(cmd.index('"$BIN" run '), cmd.rindex("nodwyn_stop_daemon\n"))
         self.assertIn('kill "$p"', cmd)
         self.assertNotIn("pkill", cmd)
         self.assertNotIn("killall", cmd)
-        # The key only in the run's environment, and unset before the client.
-        self.assertEqual(run.env, {"OPENAI_API_KEY": key})
-        self.assertLess(cmd.index("unset OPENAI_API_KEY ANTHROPIC_API_KEY"), cmd.index('"$BIN" run '))
+        # The key in nodwyn's credentials file, uploaded before the run and
+        # made 0600; in no command's environment and on no command line.
+        cred = "/logs/agent/nodwyn/config/nodwyn/credentials.toml"
+        self.assertEqual(env.uploads[cred], f'[keys]\nopenai = "{key}"\n')
+        upload = env.commands().index(f"UPLOAD {cred}")
+        self.assertEqual(env.calls[upload + 1].command, f"set -o pipefail; chmod 600 {cred}")
+        self.assertLess(upload, env.calls.index(run))
         for c in env.calls:
+            self.assertEqual(c.env, {}, c)
             self.assertNotIn(key, c.command)
             self.assertNotIn("pkill -f", c.command, "the instruction is on no command line")
             self.assertNotIn("Line two", c.command)
+        # A variable of the container's would win over the files: none reaches the daemon.
+        self.assertLess(cmd.index("unset NODWYN_SOCKET NODWYN_PROFILE OPENAI_API_KEY ANTHROPIC_API_KEY "
+                                  "OPENAI_BASE_URL ANTHROPIC_BASE_URL\n"), cmd.index(" daemon --no-keychain"))
+        # The file goes once the run has started (the daemon has read it),
+        # and whatever happens when the script ends.
+        self.assertIn('nodwyn_forget_key "$RPID"', cmd)
+        self.assertIn("trap 'nodwyn_stop_daemon; rm -f \"$CRED\" \"$CONF\"' EXIT", cmd)
+        self.assertNotIn("/logs/agent/nodwyn/config/nodwyn/config.toml", env.uploads, "a base URL without a password is a flag")
         # Success: nothing is run after the run script.
         self.assertIs(env.calls[-1], run)
 
@@ -260,7 +279,9 @@ class RunTest(unittest.IsolatedAsyncioTestCase):
         run = env.run_call()
         self.assertIn("--provider anthropic --model claude-sonnet-4-5", run.command)
         self.assertNotIn("--base-url", run.command, "Harbor's default (…/v1) is not nodwyn's form of the URL")
-        self.assertEqual(run.env, {"ANTHROPIC_API_KEY": "sk-ant-x"})
+        self.assertEqual(env.uploads["/logs/agent/nodwyn/config/nodwyn/credentials.toml"],
+                         '[keys]\nanthropic = "sk-ant-x"\n')
+        self.assertEqual(run.env, {})
 
         env = RecordingEnv()
         a = agent(self.tmp, model_name="anthropic/claude-sonnet-4-5",
@@ -275,14 +296,29 @@ class RunTest(unittest.IsolatedAsyncioTestCase):
         run = env.run_call()
         self.assertIn("--provider openai --model anthropic/claude-x --base-url https://openrouter.ai/api/v1",
                       run.command)
-        self.assertEqual(run.env, {"OPENAI_API_KEY": "or-key"})
+        self.assertEqual(env.uploads["/logs/agent/nodwyn/config/nodwyn/credentials.toml"], '[keys]\nopenai = "or-key"\n')
 
     async def test_api_base_wins(self):
         env = RecordingEnv()
         a = agent(self.tmp, api_base="http://10.0.0.2:8000/v1", extra_env={"OPENAI_BASE_URL": "http://other/v1"})
         await self.run_agent(a, env)
         self.assertIn("--base-url http://10.0.0.2:8000/v1", env.run_call().command)
-        self.assertEqual(env.run_call().env, {}, "no key found: none passed")
+        self.assertEqual(list(env.uploads), ["/logs/agent/nodwyn/instruction.txt"], "no key found: none passed")
+
+    async def test_a_base_url_with_a_password_is_no_flag(self):
+        # It would be on the command line of the run script's shell and of
+        # the client for the whole run: it goes as nodwyn's config.toml.
+        env = RecordingEnv()
+        base = "https://user:pw-secret-77@gw.example/v1"
+        a = agent(self.tmp, extra_env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": base})
+        await self.run_agent(a, env)
+        self.assertEqual(env.uploads["/logs/agent/nodwyn/config/nodwyn/config.toml"],
+                         f'[provider]\nbase_url = "{base}"\n')
+        self.assertIn("set -o pipefail; chmod 600 /logs/agent/nodwyn/config/nodwyn/config.toml", env.commands())
+        self.assertNotIn("--base-url", env.run_call().command)
+        for c in env.calls:
+            self.assertNotIn("pw-secret-77", c.command)
+            self.assertEqual(c.env, {})
 
     async def test_no_key_for_the_official_endpoint_is_warned_about(self):
         with self.assertLogs("harbor", "WARNING") as logs:
@@ -303,8 +339,10 @@ class RunTest(unittest.IsolatedAsyncioTestCase):
         await self.run_agent(agent(self.tmp, extra_env={"OPENAI_API_KEY": "k"}), env)
         chown = [c for c in env.calls if c.command.startswith("set -o pipefail; chown")]
         self.assertEqual([c.command for c in chown],
-                         ["set -o pipefail; chown agent /logs/agent/nodwyn/instruction.txt"])
-        self.assertEqual(chown[0].user, "root")
+                         ["set -o pipefail; chown agent /logs/agent/nodwyn/instruction.txt",
+                          "set -o pipefail; chown agent /logs/agent/nodwyn/config/nodwyn/credentials.toml && "
+                          "chmod 600 /logs/agent/nodwyn/config/nodwyn/credentials.toml"])
+        self.assertEqual([c.user for c in chown], ["root", "root"])
 
     async def test_script_instead_of_a_model(self):
         script = Path(self.tmp, "m.script")
@@ -368,7 +406,7 @@ class RunTest(unittest.IsolatedAsyncioTestCase):
         with self.assertRaises(asyncio.CancelledError):
             await self.run_agent(agent(self.tmp), env)
         last = env.calls[-1].command
-        self.assertTrue(last.endswith("nodwyn_stop_daemon\n"), last)
+        self.assertTrue(last.endswith('nodwyn_stop_daemon\nrm -f "$CRED" "$CONF"\n'), last)
         self.assertNotIn(" daemon --no-keychain", last)
 
 
@@ -431,6 +469,20 @@ class ErrorWordsTest(unittest.TestCase):
         for text, want in self.CASES:
             words = harbor_error_words(text)
             self.assertIs(H.classify(words), want, words)
+
+
+class CredentialsFileTest(unittest.TestCase):
+    def test_any_key_reads_back_as_itself(self):
+        try:
+            import tomllib
+        except ImportError:  # Python < 3.11
+            self.skipTest("no tomllib")
+        for key in ["sk-plain-123", 'a"quote', "back\\slash", "ctl\x01\x1f\x7fchars", "new\nline", "tab\tand é ü"]:
+            with self.subTest(key=key):
+                text = nodwyn_agent.credentials_toml({"openai": key})
+                self.assertEqual(tomllib.loads(text), {"keys": {"openai": key}})
+        self.assertEqual(nodwyn_agent.credentials_toml({"openai": "k1", "anthropic": "k2"}),
+                         '[keys]\nanthropic = "k2"\nopenai = "k1"\n')
 
 
 class OutcomeTest(unittest.TestCase):
@@ -529,7 +581,7 @@ class FakeOpenAI:
     takes the next reply (("status", code, body) or ("sse", text, tool_call));
     after them, "Done."."""
 
-    def __init__(self, replies):
+    def __init__(self, replies, on_request=None):
         self.replies = list(replies)
         self.requests: list[tuple[dict, dict]] = []
         outer = self
@@ -538,6 +590,8 @@ class FakeOpenAI:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 outer.requests.append(({k.lower(): v for k, v in self.headers.items()} | {"path": self.path}, body))
+                if on_request is not None:  # while the run waits for this reply
+                    on_request()
                 reply = outer.replies.pop(0) if outer.replies else ("sse", "Done.", None)
                 if reply[0] == "status":
                     data = json.dumps(reply[2]).encode()
@@ -581,6 +635,20 @@ class FakeOpenAI:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+def holding(secret: bytes) -> list[str]:
+    """The processes whose /proc/PID/environ or cmdline holds secret, of those this user can read."""
+    found = []
+    for d in Path("/proc").glob("[0-9]*"):
+        for what in ("environ", "cmdline"):
+            try:
+                if secret in (d / what).read_bytes():
+                    comm = (d / "comm").read_text().strip()
+                    found.append(f"{comm} (pid {d.name}) in its {what}")
+            except OSError:
+                continue
+    return found
 
 
 def running(pid: int) -> bool:
@@ -741,16 +809,29 @@ class LocalRunTest(unittest.IsolatedAsyncioTestCase):
         self.assertIsNone(stranger.poll(), "a process that is not the daemon was killed")
 
     async def test_openai_compatible_server_and_the_key(self):
-        server = FakeOpenAI([("sse", "Looking.", ("shell-exec", {"command": PROBE}))])
+        # While the run waits for the model, every process there is (the run
+        # script's shell, the client, the daemon, what the commands started)
+        # is looked at, from outside the kernel floor: none holds the key in
+        # the environment it was started with or on its command line.
+        # The endpoint has a password too, which goes the way the key goes.
+        seen: list[list[str]] = []
+        server = FakeOpenAI([("sse", "Looking.", ("shell-exec", {"command": PROBE}))],
+                            on_request=lambda: seen.append(holding(b"sk-test-key-5521") + holding(b"pw-canary-3141")))
         self.addCleanup(server.close)
+        base = server.base_url.replace("http://", "http://gw:pw-canary-3141@")
         a = self.make(model_name="openai/gpt-test",
-                      extra_env={"OPENAI_API_KEY": "sk-test-key-5521", "OPENAI_BASE_URL": server.base_url})
+                      extra_env={"OPENAI_API_KEY": "sk-test-key-5521", "OPENAI_BASE_URL": base})
         await a.install(self.env)
         self.addCleanup(self.kill_service)
         ctx = H.AgentContext()
         await a.run(INSTRUCTION, self.env, ctx)
 
         self.assertGreaterEqual(len(server.requests), 2)
+        self.assertEqual(len(seen), len(server.requests))
+        for found in seen:
+            self.assertEqual(found, [], "the key in a process's environment or command line during the run")
+        # nodwyn read them from the files the adapter wrote, which are gone.
+        self.assertEqual(list((self.logs / "nodwyn" / "config" / "nodwyn").iterdir()), [])
         for headers, body in server.requests:
             self.assertEqual(headers["authorization"], "Bearer sk-test-key-5521")
             self.assertEqual(headers["path"], "/v1/chat/completions")
@@ -760,9 +841,12 @@ class LocalRunTest(unittest.IsolatedAsyncioTestCase):
         self.assertIn("key-on-argv: 0", out)
         for command, env in self.env.commands:
             self.assertNotIn("sk-test-key-5521", command)
+            self.assertNotIn("pw-canary-3141", command)
+            self.assertEqual(env, {})
         for f in self.logs.rglob("*"):
             if f.is_file():
                 self.assertNotIn(b"sk-test-key-5521", f.read_bytes(), f"the key is written in {f}")
+                self.assertNotIn(b"pw-canary-3141", f.read_bytes(), f"the endpoint's password is written in {f}")
         self.assert_daemon_gone()
 
         a.populate_context_post_run(ctx)
