@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -53,12 +55,19 @@ type Server struct {
 	closed bool
 	wg     sync.WaitGroup // the connections
 	active sync.WaitGroup // the handlers running
-	unauth atomic.Int32   // connections that have not said hello yet
 	cancel context.CancelFunc
 	ctx    context.Context
 
-	// Logf, when set, hears about connections refused and requests that
-	// could not be read.
+	// waiting are the connections that have not said hello yet (when the
+	// server has a Hello) and have not been evicted, oldest first; at most
+	// MaxUnauthenticated. evictions counts those evicted to make room.
+	waiting   []*conn
+	evictions int
+
+	helloTimeout time.Duration // HelloTimeout; tests shorten or lengthen it
+
+	// Logf, when set, hears about connections refused or evicted (at the
+	// 1st, 2nd, 4th… eviction) and requests that could not be read.
 	Logf func(format string, a ...any)
 
 	// Admit, when set, may refuse a peer the uid check let through (its
@@ -81,6 +90,13 @@ const HelloMethod = "daemon.hello"
 // it may be at most PreHelloMessage bytes, and at most MaxUnauthenticated
 // such connections are held at once. A process that can reach the socket
 // but not the token cannot take the daemon's descriptors or memory.
+//
+// Nor can it lock the person out by holding those places: a connection
+// past MaxUnauthenticated is never refused, it evicts one that is waiting
+// (admitWaiting says which, and why that is fair to a client that says
+// hello as it connects). Refusing the newcomer instead, as this once did,
+// let whoever holds the places keep them for good, reconnecting as each
+// one's HelloTimeout ran out.
 const (
 	HelloTimeout       = 5 * time.Second
 	PreHelloMessage    = 4 << 10
@@ -91,7 +107,7 @@ const (
 // uid, or root, are served.
 func NewServer(methods map[string]Handler) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{methods: methods, uid: os.Getuid(), conns: map[*conn]struct{}{}, ctx: ctx, cancel: cancel}
+	return &Server{methods: methods, uid: os.Getuid(), conns: map[*conn]struct{}{}, ctx: ctx, cancel: cancel, helloTimeout: HelloTimeout}
 }
 
 // Methods lists the methods served, sorted.
@@ -207,12 +223,6 @@ func (s *Server) accept(nc net.Conn) {
 			why = aerr.Error()
 		}
 	}
-	if why == "" && s.Hello != nil {
-		if n := s.unauth.Add(1); n > MaxUnauthenticated {
-			s.unauth.Add(-1)
-			why = fmt.Sprintf("%d connections are waiting to say hello already; say hello (with the token) as you connect", MaxUnauthenticated)
-		}
-	}
 	if why != "" {
 		if s.Logf != nil {
 			s.Logf("rpc: refused a connection: %s", why)
@@ -235,10 +245,19 @@ func (s *Server) accept(nc net.Conn) {
 	}
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
-	s.mu.Unlock()
+	var evicted *conn
 	if s.Hello != nil {
-		c.unauth = &s.unauth
-		c.helloTimer = time.AfterFunc(HelloTimeout, func() {
+		evicted = s.admitWaiting(c)
+	}
+	n := s.evictions
+	s.mu.Unlock()
+	// Said at the 1st, 2nd, 4th, 8th… eviction: a process connecting in a
+	// loop is seen, without a line for each of its connections.
+	if evicted != nil && s.Logf != nil && n&(n-1) == 0 {
+		s.Logf("rpc: closed a connection from pid %d that had not said hello, to make room for a newer one (%d so far; is a process connecting without the token?)", evicted.peer.PID, n)
+	}
+	if s.Hello != nil {
+		c.helloTimer = time.AfterFunc(s.helloTimeout, func() {
 			if !c.hello.Load() {
 				c.nc.Close() // no hello in time
 			}
@@ -248,9 +267,65 @@ func (s *Server) accept(nc net.Conn) {
 		defer s.wg.Done()
 		s.serveConn(c)
 		s.mu.Lock()
+		s.leaveWaiting(c)
 		delete(s.conns, c)
 		s.mu.Unlock()
+		if c.helloTimer != nil {
+			c.helloTimer.Stop()
+		}
 	}()
+}
+
+// admitWaiting puts c, just accepted, among the connections waiting to
+// say hello, evicting one first when MaxUnauthenticated are waiting (with
+// s.mu held); it returns the one evicted (nil when none was).
+//
+// The newcomer is always let in: refusing it would leave the places to
+// whoever took them first. The one evicted is the oldest waiting
+// connection of the process (peer pid) with the most waiting, the
+// newcomer counted. So a process that connects in a loop pushes out only
+// its own connections, and a client with one connection is safe from it
+// however slow its hello. A same-uid attacker can fork, one connection a
+// process; against that only age is left, and the oldest goes.
+//
+// By age, a client that says hello as it connects still gets through. To
+// push it out, MaxUnauthenticated connections newer than it must be
+// accepted before its hello is written, and evict does not lose a hello
+// written before the eviction (waiting in the socket, perhaps before the
+// connection's goroutine has run: under a flood the accept loop is
+// usually ahead of them, and closing the oldest outright lost the client
+// every time in the tests; or being checked). What is left is a client
+// that stalls between its connect and its write for as long as that many
+// accepts take, against an attacker with as many processes: its hello
+// finds the connection closed, with a line saying why, and it may connect
+// again. Authenticated connections are not in s.waiting and are never
+// evicted. A shorter hello deadline under pressure would add nothing: an
+// evicted connection gives up its place at once, whatever its deadline.
+func (s *Server) admitWaiting(c *conn) *conn {
+	var v *conn
+	if len(s.waiting) >= MaxUnauthenticated { // never more: one goes
+		count := map[int]int{c.peer.PID: 1}
+		most := 1
+		for _, w := range s.waiting {
+			count[w.peer.PID]++
+			most = max(most, count[w.peer.PID])
+		}
+		// Found: most is a waiting process's count, or 1, which all have.
+		i := slices.IndexFunc(s.waiting, func(w *conn) bool { return count[w.peer.PID] == most })
+		v = s.waiting[i]
+		s.waiting = slices.Delete(s.waiting, i, i+1)
+		v.evict()
+		s.evictions++
+	}
+	s.waiting = append(s.waiting, c)
+	return v
+}
+
+// leaveWaiting takes c out of s.waiting, if it is there (with s.mu held).
+func (s *Server) leaveWaiting(c *conn) {
+	if i := slices.Index(s.waiting, c); i >= 0 {
+		s.waiting = slices.Delete(s.waiting, i, i+1)
+	}
 }
 
 // peerOf reads the peer's credentials with SO_PEERCRED.
@@ -278,7 +353,7 @@ func peerOf(nc net.Conn) (Peer, error) {
 
 func (s *Server) serveConn(c *conn) {
 	defer c.close()
-	sc := bufio.NewScanner(c.nc)
+	sc := bufio.NewScanner(c) // c.Read: the nc's, but for an evicted connection
 	sc.Buffer(make([]byte, 0, 4<<10), MaxMessage)
 	limit := func() int {
 		if s.Hello != nil && !c.hello.Load() {
@@ -332,7 +407,14 @@ func (s *Server) serveConn(c *conn) {
 			// Synchronously: nothing else on the connection runs before it.
 			res, err := s.run(c.ctx, s.Hello, &Call{Method: m.Method, Params: m.Params, Peer: c.peer, conn: c})
 			if err == nil {
-				c.authenticated()
+				// Out of the waiting ones, under the lock evictions take: from
+				// here it is never evicted (if it was while its hello was
+				// checked, the hello stands and its reads go on, c.Read).
+				s.mu.Lock()
+				c.hello.Store(true)
+				s.leaveWaiting(c)
+				s.mu.Unlock()
+				c.helloTimer.Stop()
 			}
 			if len(m.ID) > 0 {
 				c.respond(m.ID, res, err)
@@ -366,6 +448,11 @@ func (s *Server) serveConn(c *conn) {
 		if s.Logf != nil {
 			s.Logf("rpc: connection from pid %d: %v", c.peer.PID, err)
 		}
+	}
+	if c.evicted.Load() && !c.hello.Load() {
+		c.sendNow(message{JSONRPC: Version, ID: json.RawMessage("null"), Error: Errorf(CodeRefused,
+			"connect again and say "+HelloMethod+" (with the token) at once; if nodwyn's own client got this, a process is connecting to the daemon without the token (the daemon's log names its pid)",
+			"this connection was closed before its hello: %d newer connections that had not said hello came, and the oldest give way", MaxUnauthenticated)})
 	}
 }
 
@@ -432,34 +519,105 @@ type conn struct {
 	nc         net.Conn
 	peer       Peer
 	hello      atomic.Bool
-	unauth     *atomic.Int32 // the server's count, while this one has not said hello
 	helloTimer *time.Timer
-	unauthOnce sync.Once
 	ctx        context.Context
 	cancel     context.CancelFunc
+
+	// evicted is set (under the server's lock, once) when the connection
+	// gives its place to a newer one before its hello; lastLook, the
+	// reading goroutine's own, when it has read what was on its way then.
+	evicted  atomic.Bool
+	lastLook bool
 
 	wmu    sync.Mutex
 	closed bool
 }
 
-// authenticated marks the hello said: the connection leaves the count of
-// unauthenticated ones and its deadline.
-func (c *conn) authenticated() {
-	c.hello.Store(true)
-	c.leaveUnauth()
+// expired is a deadline in the past: it ends a blocked read or write now.
+var expired = time.Unix(1, 0)
+
+// evict makes a connection that has not said hello give way. Closing it
+// outright would lose a hello that is on its way (written by the client,
+// not yet read by the connection's goroutine, perhaps not yet started):
+// evict only ends the reading and writing that wait on the peer, and Read
+// then looks once more, without waiting, at what the peer has sent. So a
+// hello written before the eviction is read and checked; if it is good
+// the connection stays (and reads as any other), else it ends. Nothing is
+// waited for: an evicted connection is gone as soon as its goroutine has
+// run.
+func (c *conn) evict() {
+	c.evicted.Store(true)
+	c.nc.SetReadDeadline(expired)
+	c.nc.SetWriteDeadline(expired)
 }
 
-func (c *conn) leaveUnauth() {
-	if c.unauth != nil {
-		c.unauthOnce.Do(func() {
-			c.unauth.Add(-1)
-			c.helloTimer.Stop()
-		})
+// Read reads the connection for its scanner. Once it is evicted, the read
+// that ends (the deadline) is followed by one look at what is queued,
+// which is all it gets, unless its hello has been accepted meanwhile.
+func (c *conn) Read(p []byte) (int, error) {
+	for {
+		n, err := c.nc.Read(p)
+		if err == nil || !c.evicted.Load() || !errors.Is(err, os.ErrDeadlineExceeded) {
+			return n, err
+		}
+		if c.hello.Load() {
+			// Its hello (already sent when it was evicted) was good. The
+			// eviction's deadline was set before the hello was accepted
+			// (both under the server's lock), so clearing it here is final.
+			c.nc.SetReadDeadline(time.Time{})
+			continue
+		}
+		if c.lastLook {
+			return 0, io.EOF
+		}
+		c.lastLook = true
+		return c.recvQueued(p)
+	}
+}
+
+// recvQueued reads what the peer has sent without waiting (the deadline
+// makes nc.Read refuse to try), io.EOF when there is nothing.
+func (c *conn) recvQueued(p []byte) (int, error) {
+	sc, ok := c.nc.(syscall.Conn)
+	if !ok {
+		return 0, io.EOF
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0, io.EOF
+	}
+	n := 0
+	rc.Control(func(fd uintptr) {
+		if m, _, err := unix.Recvfrom(int(fd), p, unix.MSG_DONTWAIT); err == nil {
+			n = m
+		}
+	})
+	if n <= 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// sendNow writes m if it can without waiting (an evicted connection's
+// last word, whose write deadline has passed), and drops it if not.
+func (c *conn) sendNow(m message) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closed {
+		return
+	}
+	if sc, ok := c.nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { unix.Send(int(fd), append(b, '\n'), unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL) })
+		}
 	}
 }
 
 func (c *conn) close() {
-	c.leaveUnauth()
 	c.cancel()
 	c.wmu.Lock()
 	c.closed = true
@@ -480,6 +638,12 @@ func (c *conn) write(m message) error {
 	// A peer that stops reading must not hold a handler (and the run it
 	// follows) for ever.
 	c.nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	// Nor an evicted one before its hello. The deadline is set first: an
+	// eviction this misses sets its own deadline after it, so the write
+	// below cannot wait.
+	if c.evicted.Load() && !c.hello.Load() {
+		return net.ErrClosed
+	}
 	_, err = c.nc.Write(append(b, '\n'))
 	if err != nil {
 		c.closed = true
