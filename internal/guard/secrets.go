@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -8,14 +9,18 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // ContentScan is L1: what a file tool writes and what a command sends is
 // scanned for credentials (private-key blocks, cloud and API token shapes,
 // generic high-entropy key assignments, and the exact values nodwyn itself
 // knows with their base64 and hex forms); a match is a security confirm.
-// Redact replaces the same patterns in tool results before the model reads
-// them (ingress redaction).
+// Redact replaces the same patterns in tool results and project
+// instructions before the model reads them (ingress redaction), and with
+// them a person's passwords as config files and shell history hold them
+// (docker's auth, .netrc, rclone, mysql -pX, curl -u user:pw, URLs with a
+// password), which only redaction looks for.
 type ContentScan struct {
 	// KeyRemovals, set in sandbox mode with the kernel floor on, lets a
 	// command line through whose only credential is in the pattern of a
@@ -33,10 +38,21 @@ type exactSecret struct {
 type secretPattern struct {
 	kind  string
 	re    *lazyRegexp
-	group int      // the submatch that is the secret (0: the whole match)
-	check bool     // the secret must look random (entropy)
-	lower bool     // matched against the text with ASCII letters lowered
-	hints []string // one of these must be in the text (lowered if lower)
+	group int  // the submatch that is the secret (0: the whole match)
+	check bool // the secret must look random (entropy)
+	// valid, when set, must say yes to the secret as well (a docker auth
+	// is base64 of user:password; a password is not a $VARIABLE).
+	valid func(string) bool
+	// ingress: the pattern redacts what the model reads and is not part of
+	// the scan of what is written or sent. It finds a person's own
+	// passwords (on command lines, in .netrc, in URLs, docker's auth,
+	// rclone's pass), often short words chosen by hand: the model cannot
+	// learn them from what it reads once they are redacted, and typing or
+	// writing one a task gives it (mysql -pexample for the task's test
+	// database) is the work, not a leak. Token shapes are scanned both ways.
+	ingress bool
+	lower   bool     // matched against the text with ASCII letters lowered
+	hints   []string // one of these must be in the text (lowered if lower)
 	// window, when set, gives for a hint found at h the stretch of the
 	// text every match through that hint lies in (ok false: none can).
 	// The regexp then runs on those stretches only, not on the whole
@@ -61,6 +77,9 @@ func init() {
 
 var secretPatterns = []secretPattern{
 	{kind: "private-key", re: lazyRE(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`), hints: []string{"PRIVATE KEY"}},
+	// The secret access key written beside its key id (an IAM CSV line,
+	// "AKIA…", "…"): before aws-access-key, which replaces the id.
+	{kind: "aws-secret-key", re: lazyRE(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b[^A-Za-z0-9/+=\n]{1,8}([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`), group: 1, check: true, hints: []string{"AKIA", "ASIA"}, window: lineWindow},
 	{kind: "aws-access-key", re: lazyRE(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), hints: []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}, window: prefixWindow("")},
 	{kind: "aws-secret-key", re: lazyRE(`aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([a-z0-9/+=]{40})\b`), group: 1, lower: true, hints: []string{"secret"}, window: assignmentWindow(4), starts: true, first: "a"},
 	{kind: "github-token", re: lazyRE(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`), hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, window: prefixWindow("")},
@@ -72,8 +91,101 @@ var secretPatterns = []secretPattern{
 	{kind: "google-api-key", re: lazyRE(`\bAIza[0-9A-Za-z_\-]{35}`), hints: []string{"AIza"}, window: prefixWindow("_-")},
 	{kind: "huggingface-token", re: lazyRE(`\bhf_[A-Za-z0-9]{30,}`), hints: []string{"hf_"}, window: prefixWindow("")},
 	{kind: "npm-token", re: lazyRE(`\bnpm_[A-Za-z0-9]{36}`), hints: []string{"npm_"}, window: prefixWindow("")},
+	// aws configure set aws_secret_access_key <key> (a shell history line).
+	{kind: "aws-secret-key", re: lazyRE(`aws_?secret_?(?:access_?)?key["']?[ \t]+["']?([a-z0-9/+]{40})(?:[^a-z0-9/+=]|$)`), group: 1, check: true, lower: true, hints: []string{"secret"}, window: lineWindow},
+	// ~/.docker/config.json (and podman's auth.json): "auth" is base64 of
+	// user:password; identitytoken and registrytoken are tokens.
+	{kind: "docker-auth", re: lazyRE(`"auth"[ \t]*:[ \t]*"([a-z0-9+/]+={0,2})"`), group: 1, lower: true, valid: basicAuth, ingress: true, hints: []string{`"auth"`}, window: lineWindow},
+	{kind: "docker-token", re: lazyRE(`"(?:identitytoken|registrytoken)"[ \t]*:[ \t]*"([^"\s]{8,})"`), group: 1, lower: true, valid: plainValue, hints: []string{`"identitytoken"`, `"registrytoken"`}, window: lineWindow},
+	// rclone.conf: pass = <obscured>, token = {"access_token": …}.
+	{kind: "config-password", re: lazyRE(`(?m)^[ \t]*(?:pass|key_file_pass|password2?)[ \t]*=[ \t]*([^\s'"]+)[ \t]*$`), group: 1, check: true, lower: true, ingress: true, hints: []string{"pass"}, window: lineWindow},
+	{kind: "oauth-token", re: lazyRE(`(?m)^[ \t]*token[ \t]*=[ \t]*(\{[^\n]*"(?:access|refresh)_token"[^\n]*\})[ \t]*$`), group: 1, hints: []string{`"access_token"`, `"refresh_token"`}, window: lineWindow},
+	// Passwords on command lines (shell history), only where the option
+	// means a password: mysql's -pPASS (joined; "-p db" asks for one and
+	// names the database), sshpass -p, docker login -p, --password=X or
+	// --password X (and --db-password, --passwd), curl -u user:pw,
+	// openssl's pass:X, and NAME_PASSWORD=x, PGPASSWORD=x, MYSQL_PWD=x
+	// assignments. -p elsewhere is a port or a flag (ssh -p 22, docker run
+	// -p 8080:80, mkdir -p) and is left alone.
+	{kind: "password", re: lazyRE(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mysqlslap|mariadb|mariadb-dump|mariadb-admin|mariadb-import|mariadb-show|mariadb-check)[ \t][^\n;&|]*?[ \t]-p(` + cmdValue + `)`), group: 1, valid: plainValue, ingress: true, hints: []string{"mysql", "mariadb"}, window: lineWindow},
+	{kind: "password", re: lazyRE(`\bsshpass(?:[ \t]+-[vP][^ \t\n]*)*[ \t]+-p[ \t]*(` + cmdValue + `)`), group: 1, valid: plainValue, ingress: true, hints: []string{"sshpass"}, window: lineWindow},
+	{kind: "password", re: lazyRE(`\b(?:docker|podman|nerdctl|buildah|skopeo)[ \t]+login\b[^\n;&|]*?[ \t](?:-p[ \t]*|--password(?:[ \t]+|=))(` + cmdValue + `)`), group: 1, valid: plainValue, ingress: true, hints: []string{"login"}, window: lineWindow},
+	{kind: "password", re: lazyRE(`(?m)(?:^|[ \t])--(?:[a-z0-9]+-)*pass(?:word|wd)?(?:=|[ \t]+)(` + cmdValue + `)`), group: 1, valid: plainValue, ingress: true, hints: []string{"pass"}, window: lineWindow},
+	{kind: "password", re: lazyRE(`\bcurl\b[^\n;&|]*?[ \t](?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)?['"]?[^\s:'"]*:([^\s'"]+)`), group: 1, valid: plainValue, ingress: true, hints: []string{"curl"}, window: lineWindow},
+	{kind: "password", re: lazyRE(`-pass(?:in|out)?[ \t]+pass:(` + cmdValue + `)`), group: 1, valid: plainValue, ingress: true, hints: []string{"pass:"}, window: lineWindow},
+	{kind: "password", re: lazyRE(`\b(?:[A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE)|[A-Z0-9_]*_(?:PASS|PWD)|SSHPASS)=(` + cmdValue + `)`), group: 1, valid: plainValue, ingress: true, hints: []string{"PASS", "PWD"}, window: lineWindow},
+	// scheme://user:password@host: a URL, a .git-credentials line.
+	{kind: "url-password", re: lazyRE(`\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:'"]*:([^\s/?#@'"]+)@`), group: 1, valid: plainValue, ingress: true, hints: []string{"://"}, window: lineWindow},
+	// .netrc: "password X" alone on its line, or after "login user".
+	{kind: "netrc-password", re: lazyRE(`(?m)^[ \t]*password[ \t]+(\S+)[ \t]*$`), group: 1, valid: plainValue, ingress: true, hints: []string{"password"}, window: lineWindow},
+	{kind: "netrc-password", re: lazyRE(`\blogin[ \t]+\S+[ \t]+password[ \t]+(\S+)`), group: 1, valid: plainValue, ingress: true, hints: []string{"password"}, window: lineWindow},
 	{kind: "secret-assignment", re: lazyRE(`(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credential)[a-z0-9_.\-]*["']?\s*[:=]\s*["']?([A-Za-z0-9+/_\-.=~]{16,})`), group: 1, check: true, lower: true,
 		hints: []string{"key", "secret", "token", "passw", "credential"}, window: assignmentWindow(8), starts: true, first: "astpc"},
+}
+
+// cmdValue is an option's value on a command line: quoted, or a word up
+// to the next blank or shell operator.
+const cmdValue = `'[^'\n]*'|"[^"\n]*"|[^\s'"\x60;&|()<>]+`
+
+// lineWindow is the window of a pattern whose matches lie on one line and
+// hold their hint: the hint's line, with its newline (a pattern may end on
+// the character after the secret).
+func lineWindow(t string, h int, hint string) (int, int, bool) {
+	lo := strings.LastIndexByte(t[:h], '\n') + 1
+	hi := len(t)
+	if j := strings.IndexByte(t[h+len(hint):], '\n'); j >= 0 {
+		hi = h + len(hint) + j + 1
+	}
+	return lo, hi, true
+}
+
+// plainValue reports whether a password found on a command line or in a
+// config file is one, not what stands for one: a $VARIABLE or $(command),
+// a <placeholder>, {{template}}, %s, a mask (****), an option (-x), an
+// upper-case metavariable (--password PASSWORD) or a value already
+// redacted.
+func plainValue(v string) bool {
+	if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') && v[len(v)-1] == v[0] {
+		v = v[1 : len(v)-1]
+	}
+	if v == "" || strings.Trim(v, "*xX.") == "" {
+		return false
+	}
+	switch {
+	case strings.IndexByte("$`-<{%", v[0]) >= 0, strings.HasPrefix(v, "[REDACTED:"):
+		return false
+	}
+	metavar := true
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(c >= 'A' && c <= 'Z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			metavar = false
+			break
+		}
+	}
+	return !metavar
+}
+
+// basicAuth reports whether v is base64 of user:password, as a docker
+// config's "auth" is: printable text with a colon after a user name. An
+// "auth" key holding a word ("basic", "none") is not.
+func basicAuth(v string) bool {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		if b, err = base64.RawStdEncoding.DecodeString(v); err != nil {
+			return false
+		}
+	}
+	for _, c := range b {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return utf8.Valid(b) && bytes.IndexByte(b, ':') >= 1
+}
+
+// secret reports whether the matched v is a secret by the pattern's checks.
+func (p *secretPattern) secret(v string) bool {
+	return (!p.check || randomLooking(v)) && (p.valid == nil || p.valid(v))
 }
 
 // assignmentWindow is the secret-assignment pattern's window: the keyword
@@ -149,15 +261,50 @@ func asciiLower(s string) string {
 
 // matches returns the submatch indexes of p in s (lowered is s lowered).
 func (p *secretPattern) matches(s, lowered string) [][]int {
+	return p.matchesIn(s, lowered, nil)
+}
+
+// impliedAbsent reports whether hint h (in the text lowered when key is
+// "\x00") is known to be absent: a hint it holds is, in the same text or,
+// for a hint in the text as it is, in the lowered text.
+func impliedAbsent(absent map[string]bool, key, h string) bool {
+	if absent[key+h] {
+		return true
+	}
+	lh := asciiLower(h)
+	for a := range absent {
+		switch {
+		case strings.HasPrefix(a, "\x00"):
+			if strings.Contains(lh, a[1:]) {
+				return true
+			}
+		case key == "" && strings.Contains(h, a):
+			return true
+		}
+	}
+	return false
+}
+
+// matchesIn is matches remembering in absent (when not nil) the hints the
+// text does not hold: several patterns share a hint ("pass", "AKIA"), and
+// looking for an absent one reads the whole text.
+func (p *secretPattern) matchesIn(s, lowered string, absent map[string]bool) [][]int {
 	t := s
+	key := ""
 	if p.lower {
-		t = lowered
+		t, key = lowered, "\x00"
 	}
 	found := false
 	for _, h := range p.hints {
+		if absent != nil && impliedAbsent(absent, key, h) {
+			continue
+		}
 		if strings.Contains(t, h) {
 			found = true
 			break
+		}
+		if absent != nil {
+			absent[key+h] = true
 		}
 	}
 	if !found {
@@ -316,7 +463,8 @@ func (c *ContentScan) Check(_ context.Context, req Request) Decision {
 	return Decision{}
 }
 
-// Find returns the kind of the first credential found in s, or "".
+// Find returns the kind of the first credential found in s, or "". The
+// ingress-only patterns (a person's passwords) are not looked for.
 func (c *ContentScan) Find(s string) string {
 	for _, e := range c.exact {
 		if strings.Contains(s, e.value) {
@@ -324,14 +472,18 @@ func (c *ContentScan) Find(s string) string {
 		}
 	}
 	lowered := asciiLower(s)
+	absent := map[string]bool{}
 	for i := range secretPatterns {
 		p := &secretPatterns[i]
-		for _, m := range p.matches(s, lowered) {
+		if p.ingress {
+			continue
+		}
+		for _, m := range p.matchesIn(s, lowered, absent) {
 			lo, hi := m[2*p.group], m[2*p.group+1]
 			if lo < 0 {
 				continue
 			}
-			if !p.check || randomLooking(s[lo:hi]) {
+			if p.secret(s[lo:hi]) {
 				return p.kind
 			}
 		}
@@ -339,7 +491,9 @@ func (c *ContentScan) Find(s string) string {
 	return ""
 }
 
-// Redact replaces every credential found in s with [REDACTED:kind].
+// Redact replaces every credential found in s with [REDACTED:kind], the
+// ingress-only patterns' included. Only what the model and the log read
+// changes; the file or output it came from stays as it was.
 func (c *ContentScan) Redact(s string) string {
 	for _, e := range c.exact {
 		if strings.Contains(s, e.value) {
@@ -347,9 +501,10 @@ func (c *ContentScan) Redact(s string) string {
 		}
 	}
 	lowered := asciiLower(s)
+	absent := map[string]bool{}
 	for i := range secretPatterns {
 		p := &secretPatterns[i]
-		ms := p.matches(s, lowered)
+		ms := p.matchesIn(s, lowered, absent)
 		if len(ms) == 0 {
 			continue
 		}
@@ -357,7 +512,7 @@ func (c *ContentScan) Redact(s string) string {
 		last := 0
 		for _, m := range ms {
 			lo, hi := m[2*p.group], m[2*p.group+1]
-			if lo < 0 || (p.check && !randomLooking(s[lo:hi])) {
+			if lo < 0 || !p.secret(s[lo:hi]) {
 				continue
 			}
 			b.WriteString(s[last:lo])
@@ -370,6 +525,7 @@ func (c *ContentScan) Redact(s string) string {
 		b.WriteString(s[last:])
 		s = b.String()
 		lowered = asciiLower(s)
+		clear(absent) // the markers put in may hold a hint
 	}
 	return s
 }
