@@ -286,7 +286,6 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	// the paths above, and nothing runs a command before it is joined.
 	floorc := make(chan madeFloor, 1)
 	fopts := gopts // a copy: gopts gets the rest of the guard's options meanwhile
-	fopts.Sandbox = opts.Sandbox
 	go func() {
 		f, line, d := makeFloor(fopts, opts.NoKernelFloor)
 		floorc <- madeFloor{f, line, d} // d is the guard's too (gopts.Denylist)
@@ -481,24 +480,19 @@ func makeFloor(g guard.Options, off bool) (*sandbox.Floor, string, *guard.PathDe
 	if d.Except != "" {
 		except = []string{d.Except}
 	}
-	if g.Sandbox {
-		// Sandbox mode: the machine is the task's, so commands may write
-		// in the directories above a denied path (the home, a /tmp above
-		// it); what is new there is read from the next command on, so the
-		// cache directory toolchains write and read back in one command
-		// (go test's GOCACHE, pip's, npm's) is made now, as an entry.
-		if c := cacheHome(g.Home); c != "" {
-			if _, err := os.Lstat(c); errors.Is(err, fs.ErrNotExist) {
-				_ = os.MkdirAll(c, 0o755)
-			}
+	// The cache directory toolchains write and read back in one command
+	// (go test's GOCACHE, pip's, npm's) is made now when missing, so the
+	// ruleset grants it as an entry: made by a command directly in the
+	// home (an ancestor of denied paths), it could not be written into
+	// until the next command, and a fresh go test failed.
+	if c := cacheHome(g.Home); c != "" {
+		if _, err := os.Lstat(c); errors.Is(err, fs.ErrNotExist) {
+			_ = os.MkdirAll(c, 0o700)
 		}
 	}
 	f, err := sandbox.NewFloor(d.Dirs, except)
 	if err != nil {
 		return nil, "off (" + err.Error() + ")", d
-	}
-	if g.Sandbox {
-		f.AllowAncestorWrites()
 	}
 	line := f.String()
 	if f.OthersEnvironReadable() {
