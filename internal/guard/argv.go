@@ -269,7 +269,7 @@ func (a *ArgvTrigger) init() {
 	seen := map[string]bool{}
 	if a.Denylist != nil {
 		for _, d := range a.Denylist.Dirs {
-			for _, n := range dirNames(d, a.Home, a.Denylist.fileDirs[d]) {
+			for _, n := range dirNames(d, a.Home, a.Denylist.entries[d].Dir) {
 				if !seen[n] {
 					seen[n] = true
 					a.codeNames = append(a.codeNames, n)

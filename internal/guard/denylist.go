@@ -26,7 +26,6 @@ type PathDenylist struct {
 
 	exceptPhys string
 	entries    map[string]CatalogueEntry // each of Dirs → the entry that put it there
-	fileDirs   map[string]bool           // which of Dirs are catalogued as directories
 }
 
 // credentialNames are the denylist's name globs.
@@ -63,14 +62,13 @@ var procDenied = lazyRE(`^/proc/[^/]+/(task/[^/]+/)?(environ|mem|root|cwd|fd|map
 // (Options.Deny). Except is the scratch directory.
 func NewPathDenylist(opts Options) *PathDenylist {
 	opts = withDefaults(opts)
-	d := &PathDenylist{Folder: opts.Folder, entries: map[string]CatalogueEntry{}, fileDirs: map[string]bool{}}
+	d := &PathDenylist{Folder: opts.Folder, entries: map[string]CatalogueEntry{}}
 	for _, c := range cataloguePaths(opts) {
 		for _, q := range []string{c.path, physical(c.path)} {
 			if _, dup := d.entries[q]; dup || q == "/" {
 				continue
 			}
 			d.entries[q] = c.entry
-			d.fileDirs[q] = c.entry.Dir
 			d.Dirs = append(d.Dirs, q)
 		}
 	}
