@@ -19,7 +19,12 @@ var secretNameParts = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "
 // ends) that make it secret. As parts they would take too much: AUTH is in
 // GIT_AUTHOR_NAME, PASS in BYPASS and GIT_ASKPASS (a program), PWD in
 // OLDPWD.
-var secretNameWords = []string{"PASS", "PWD", "AUTH", "AUTHORIZATION", "PRIVATE", "COOKIE", "COOKIES", "DSN"}
+var secretNameWords = []string{"PASS", "PWD", "AUTH", "AUTHORIZATION", "COOKIE", "COOKIES", "DSN"}
+
+// secretLastWords are words that make a name secret only as its last word:
+// GPG_PRIVATE names a private thing, while PRIVATE_NETWORK or
+// NODWYN_TEST_PRIVATE_BUS only qualify what follows.
+var secretLastWords = []string{"PRIVATE"}
 
 // notSecretNames are names that match the words above and are never
 // secret: the shell's working directories, paths every program may know.
@@ -29,7 +34,8 @@ var notSecretNames = map[string]bool{"PWD": true, "OLDPWD": true}
 // secret: it has one of secretNameParts in it (*KEY*, *SECRET*, *TOKEN*,
 // *PASSWORD*, *PASSWD*, *PASSPHRASE*, *CREDENTIAL*, *CONNECTION_STRING*,
 // *CONN_STR*), or one of secretNameWords as a word (DB_PASS, MYSQL_PWD,
-// BASIC_AUTH, SENTRY_DSN …); never PWD or OLDPWD.
+// BASIC_AUTH, SENTRY_DSN …), or ends in a word of secretLastWords
+// (GPG_PRIVATE); never PWD or OLDPWD.
 func SecretName(name string) bool {
 	u := strings.ToUpper(name)
 	if notSecretNames[u] {
@@ -40,9 +46,17 @@ func SecretName(name string) bool {
 			return true
 		}
 	}
-	for word := range strings.FieldsFuncSeq(u, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+	words := strings.FieldsFunc(u, func(r rune) bool { return r == '_' || r == '-' || r == '.' })
+	for _, word := range words {
 		for _, w := range secretNameWords {
 			if word == w {
+				return true
+			}
+		}
+	}
+	if len(words) > 0 {
+		for _, w := range secretLastWords {
+			if words[len(words)-1] == w {
 				return true
 			}
 		}

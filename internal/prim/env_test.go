@@ -37,7 +37,7 @@ func TestSecretNames(t *testing.T) {
 		// words inside other words are not the word
 		"GIT_AUTHOR_NAME": false, "GIT_ASKPASS": false, "BYPASS_CACHE": false, "COMPASS_DIR": false,
 		"DATABASE_URL": false, "REDIS_URL": false, "OPENAI_BASE_URL": false, "HTTPS_PROXY": false,
-		"XDG_SESSION_ID": false, "DBUS_SESSION_BUS_ADDRESS": false, "PRIVATEER": false,
+		"XDG_SESSION_ID": false, "DBUS_SESSION_BUS_ADDRESS": false, "PRIVATEER": false, "NODWYN_TEST_PRIVATE_BUS": false, "PRIVATE_NETWORK": false,
 	} {
 		if got := SecretName(name); got != want {
 			t.Errorf("SecretName(%q) = %v, want %v", name, got, want)
