@@ -134,6 +134,12 @@ type Seam struct {
 	// project's file and a contract are not taken (nothing removes an
 	// entry of the catalogue, and nothing of a project's chooses it).
 	Deny []string `toml:"deny"`
+	// Writable adds directories (~/… or absolute) that commands may write
+	// outside sandbox mode, besides the folder, the scratch directory, the
+	// temporary directory and the build caches (docs/sandbox.md, "What
+	// commands may write"). Only the person's own config.toml may set it:
+	// a project's file and a contract are not taken.
+	Writable []string `toml:"writable"`
 }
 
 // SeamModes are the values [sandbox] mode may have.
@@ -281,6 +287,7 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 		userMode, userOrigin := c.Sandbox.Mode, c.Origin["sandbox.mode"]
 		userDeny, userDenyOrigin := c.Sandbox.Deny, c.Origin["sandbox.deny"]
 		userSocket, userSocketOrigin := c.Daemon.Socket, c.Origin["daemon.socket"]
+		userWritable, userWritableOrigin := c.Sandbox.Writable, c.Origin["sandbox.writable"]
 		if err := c.layer(p, project); err != nil {
 			return nil, err
 		}
@@ -297,6 +304,13 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 			c.Sandbox.Deny, c.Origin["sandbox.deny"] = userDeny, userDenyOrigin
 			if userDenyOrigin == "" {
 				delete(c.Origin, "sandbox.deny")
+			}
+		}
+		if o := c.Origin["sandbox.writable"]; o != userWritableOrigin {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] writable; not taken: only your own config.toml widens what commands may write", o))
+			c.Sandbox.Writable, c.Origin["sandbox.writable"] = userWritable, userWritableOrigin
+			if userWritableOrigin == "" {
+				delete(c.Origin, "sandbox.writable")
 			}
 		}
 		if userMode == "working_copy" && c.Sandbox.Mode != userMode {

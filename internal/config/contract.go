@@ -102,6 +102,9 @@ func ParseContract(path string, data []byte) (*Contract, error) {
 	if md.IsDefined("sandbox", "deny") {
 		return nil, &Error{File: path, Line: lines.find("sandbox.deny"), Key: "sandbox.deny", Msg: "a contract cannot add to the credential catalogue; only your own config.toml's [sandbox] deny does: remove the key"}
 	}
+	if md.IsDefined("sandbox", "writable") {
+		return nil, &Error{File: path, Line: lines.find("sandbox.writable"), Key: "sandbox.writable", Msg: "a contract cannot widen what commands may write; only your own config.toml's [sandbox] writable does: remove the key"}
+	}
 	if md.IsDefined("sandbox") && md.Type("sandbox") != "Hash" {
 		return nil, &Error{File: path, Line: lines.find("sandbox"), Key: "sandbox", Msg: "must be a table ([sandbox] with mode and checkout); sandbox mode is a property of a run (nodwyn run --sandbox container)"}
 	}
