@@ -82,6 +82,10 @@ const (
 	// cannot be moved or linked out of its directory, nor a denied
 	// directory moved away; what is new in an ancestor is read or run
 	// from the next command on, when a build grants it as an entry.
+	// What a path gets under write confinement (ConfineWrites) when it is
+	// not writable: read, list, run, and a device's ioctls (a terminal's).
+	llReadRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE |
+		unix.LANDLOCK_ACCESS_FS_READ_DIR | llIoctlDev
 	llAncestorWriteRights = llAncestorRights | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
 		unix.LANDLOCK_ACCESS_FS_WRITE_FILE | llTruncate | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
 		unix.LANDLOCK_ACCESS_FS_MAKE_SYM | unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK
@@ -136,6 +140,13 @@ type Floor struct {
 	environ bool
 
 	ancestorWrites bool // AllowAncestorWrites
+
+	// writable, when confine is set (ConfineWrites), are the only paths
+	// a command may write (physical): everything else is granted only
+	// the rights that read, list and run.
+	writable []string
+	confine  bool
+	widen    string // how the person widens writable, for the note
 
 	mu     sync.Mutex
 	last   *ruleset // the last build, reused while fresh
@@ -249,6 +260,48 @@ func (f *Floor) AllowAncestorWrites() {
 	f.ancestorWrites = true
 	f.last.close()
 	f.last = nil
+}
+
+// ConfineWrites lets commands write only in writable (absolute paths,
+// directories or files; what does not exist yet is skipped when a ruleset
+// is built) and in the exception (the scratch directory): every other path
+// may be read, listed and run, not written, made, removed or renamed.
+// Denied paths stay denied inside a writable one. A writable directory that
+// holds a denied path is granted as an ancestor is: its other entries in
+// full, itself only what an ancestor gets. widen is how the person widens
+// the set, for the note a refused command gets. The next command builds
+// its ruleset anew.
+func (f *Floor) ConfineWrites(writable []string, widen string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.confine, f.widen, f.writable = true, widen, nil
+	for _, w := range writable {
+		if w = physicalPath(w); w != "" && !slices.Contains(f.writable, w) {
+			f.writable = append(f.writable, w)
+		}
+	}
+	sort.Strings(f.writable)
+	f.last.close()
+	f.last = nil
+}
+
+// Writable are the paths commands may write (physical), and whether writes
+// are confined at all.
+func (f *Floor) Writable() ([]string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.writable), f.confine
+}
+
+// inWritable reports whether p is a writable path or inside one. f.mu is
+// held.
+func (f *Floor) inWritable(p string) bool {
+	for _, w := range f.writable {
+		if within(p, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Close lets go of the floor's ruleset and its kept thread (a daemon runs
@@ -427,8 +480,25 @@ func (f *Floor) build() (*ruleset, error) {
 	gone := f.gone
 
 	if len(denied) == 0 {
-		// Nothing to deny: everything is granted.
-		if err := rs.add("/", handled, handled); err != nil {
+		// Nothing to deny: everything is granted, or, with writes
+		// confined, read everywhere and written where allowed.
+		all := handled
+		if f.confine {
+			all = llReadRights & handled
+		}
+		if err := rs.add("/", all, handled); err != nil {
+			rs.close()
+			return nil, err
+		}
+		if f.confine {
+			for _, e := range f.except {
+				if err := rs.add(e, handled, handled); err != nil && !errors.Is(err, unix.ENOENT) {
+					rs.close()
+					return nil, err
+				}
+			}
+		}
+		if err := f.addWritable(rs, nil, handled); err != nil {
 			rs.close()
 			return nil, err
 		}
@@ -449,6 +519,13 @@ func (f *Floor) build() (*ruleset, error) {
 		if f.ancestorWrites {
 			anc = llAncestorWriteRights
 		}
+		// Under write confinement an ancestor outside the writable paths
+		// is only listed (no directory made there: mkdir in one command,
+		// a systemd unit in the next), and its entries only read.
+		entry := handled
+		if f.confine && !f.inWritable(a) {
+			anc, entry = unix.LANDLOCK_ACCESS_FS_READ_DIR, llReadRights&handled
+		}
 		if err := rs.add(a, anc&handled, handled); err != nil {
 			rs.close()
 			return nil, err
@@ -468,7 +545,11 @@ func (f *Floor) build() (*ruleset, error) {
 				// points to is judged where it is.
 				continue
 			}
-			if err := rs.addAt(dfd, ent.Name(), handled, gone); err != nil {
+			rights := entry
+			if rights != handled && f.inWritable(p) {
+				rights = handled
+			}
+			if err := rs.addAt(dfd, ent.Name(), rights, handled, gone); err != nil {
 				dir.Close()
 				rs.close()
 				return nil, fmt.Errorf("a Landlock rule for %s: %w", p, err)
@@ -483,7 +564,40 @@ func (f *Floor) build() (*ruleset, error) {
 			return nil, err
 		}
 	}
+	if err := f.addWritable(rs, func(w string) bool {
+		// A writable path that holds a denied one was granted as an
+		// ancestor above; one inside a denied path stays denied.
+		if ancestors[w] {
+			return false
+		}
+		for d := range denied {
+			if within(w, d) {
+				return false
+			}
+		}
+		return true
+	}, handled); err != nil {
+		rs.close()
+		return nil, err
+	}
 	return rs, nil
+}
+
+// addWritable grants every right on each writable path that ok accepts
+// (nil: all) and that exists. f.mu is held.
+func (f *Floor) addWritable(rs *ruleset, ok func(string) bool, handled uint64) error {
+	if !f.confine {
+		return nil
+	}
+	for _, w := range f.writable {
+		if ok != nil && !ok(w) {
+			continue
+		}
+		if err := rs.add(w, handled, handled); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EACCES) {
+			return fmt.Errorf("a Landlock rule for %s: %w", w, err)
+		}
+	}
+	return nil
 }
 
 // add grants rights on path (a directory's; a file gets the file rights).
@@ -503,9 +617,9 @@ func (r *ruleset) add(path string, rights, handled uint64) error {
 	return r.rule(pfd, rights&handled)
 }
 
-// addAt grants everything on the entry name of the directory dfd, unless it
-// is one of the denied files under another name (gone).
-func (r *ruleset) addAt(dfd int, name string, handled uint64, gone map[fileID]string) error {
+// addAt grants rights (of handled) on the entry name of the directory dfd,
+// unless it is one of the denied files under another name (gone).
+func (r *ruleset) addAt(dfd int, name string, rights, handled uint64, gone map[fileID]string) error {
 	pfd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) {
@@ -521,7 +635,7 @@ func (r *ruleset) addAt(dfd int, name string, handled uint64, gone map[fileID]st
 	if _, ok := gone[fileID{uint64(st.Dev), st.Ino}]; ok {
 		return nil
 	}
-	rights := handled
+	rights &= handled
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 	case unix.S_IFLNK:
@@ -646,14 +760,16 @@ func (f *Floor) current() (*ruleset, error) {
 // floorStart is one command started under the floor: what the note after it
 // needs.
 type floorStart struct {
-	listed map[string]map[string]bool
-	writes bool // the ancestors could be written in (AllowAncestorWrites)
+	listed  map[string]map[string]bool
+	writes  bool   // the ancestors could be written in (AllowAncestorWrites)
+	confine bool   // writes were confined (ConfineWrites)
+	widen   string // how the person widens them
 }
 
-func (f *Floor) writesAncestors() bool {
+func (f *Floor) startInfo(listed map[string]map[string]bool) *floorStart {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.ancestorWrites
+	return &floorStart{listed: listed, writes: f.ancestorWrites, confine: f.confine, widen: f.widen}
 }
 
 // start starts cmd under a ruleset built now, on a thread restricted for
@@ -669,7 +785,7 @@ func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &floorStart{listed: rs.listed, writes: f.writesAncestors()}, nil
+	return f.startInfo(rs.listed), nil
 }
 
 // Do runs fn on an OS thread of its own restricted by the floor, and ends
@@ -788,6 +904,18 @@ func floorNote(s *floorStart, made []string, output string) string {
 		return ""
 	}
 	anc := s.ancestors()
+	if s.confine {
+		// Under write confinement a refused write is the likelier cause,
+		// wherever it was.
+		note := "[kernel floor: outside sandbox mode commands may write only in the folder, the session's scratch directory, the temporary directory and the build caches; a write anywhere else is refused with Permission denied"
+		if s.widen != "" {
+			note += " (" + s.widen + ")"
+		}
+		if len(anc) > 0 {
+			note += "; reading stays open except nodwyn's credential catalogue (docs/sandbox.md)"
+		}
+		return note + "]"
+	}
 	if len(anc) == 0 {
 		return ""
 	}
