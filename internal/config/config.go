@@ -219,7 +219,7 @@ func (e *Error) Error() string {
 		}
 	}
 	b.WriteString(": ")
-	if e.Key != "" {
+	if e.Key != "" && !strings.HasPrefix(e.Msg, "unknown key "+e.Key) { // the message names it
 		fmt.Fprintf(&b, "key %s: ", e.Key)
 	}
 	b.WriteString(e.Msg)
@@ -234,9 +234,11 @@ var runKeys = map[string]bool{"yolo": true, "unattended": true, "sandbox": true}
 // secretKeys are names under which someone may try to put a key in config.
 var secretKeys = map[string]bool{"api_key": true, "apikey": true, "key": true, "keys": true, "token": true, "secret": true, "password": true}
 
-// ProjectConfig returns the path of a folder's own config file.
+// ProjectConfig returns the path of the project's config file for a run in
+// folder: .nodwyn/config.toml of the folder or of the nearest ancestor with
+// a .nodwyn up to the git work tree's root ([ProjectDir]).
 func ProjectConfig(folder string) string {
-	return filepath.Join(folder, ".nodwyn", "config.toml")
+	return filepath.Join(ProjectDir(folder), ".nodwyn", "config.toml")
 }
 
 // Load reads dirs.Config/config.toml, then <folder>/.nodwyn/config.toml, then
@@ -416,11 +418,7 @@ func (c *Config) layer(path string, data []byte) error {
 		}
 		l, ok := leafByKey[ks]
 		if !ok {
-			last := strings.ToLower(k[len(k)-1])
-			if secretKeys[last] || strings.HasSuffix(last, "_key") {
-				return fail(ks, "keys are never read from config.toml: put it in the environment variable that provider.key_env names or in credentials.toml in the configuration directory ([keys] <provider> = \"...\")")
-			}
-			return fail(ks, "unknown key; the known keys are %s", knownKeys())
+			return unknownKey(path, lines.find(ks), k, lookup(raw, k))
 		}
 		if err := checkType(l, lookup(raw, k)); err != nil {
 			return fail(ks, "%v", err)
@@ -446,7 +444,7 @@ func (c *Config) layer(path string, data []byte) error {
 		return parseError(path, text, lines, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return fail(und[0].String(), "unknown key; the known keys are %s", knownKeys())
+		return unknownKey(path, lines.find(und[0].String()), und[0], lookup(raw, und[0]))
 	}
 	src := reflect.ValueOf(&f).Elem()
 	dst := reflect.ValueOf(&c.File).Elem()

@@ -39,9 +39,10 @@ type Check struct {
 	Command string `toml:"command"`
 }
 
-// ProjectContract returns the path of a folder's own contract.
+// ProjectContract returns the path of the project's contract for a run in
+// folder, in the .nodwyn/ [ProjectDir] finds.
 func ProjectContract(folder string) string {
-	return filepath.Join(folder, ".nodwyn", "contract.toml")
+	return filepath.Join(ProjectDir(folder), ".nodwyn", "contract.toml")
 }
 
 // LoadContract reads a contract. A file that does not exist is (nil, nil)
