@@ -44,6 +44,7 @@ type ChatCmd struct {
 	TrustProject   bool          `name:"trust-project" help:"Load the project's .nodwyn/ files for this session even though they are not trusted (see 'nodwyn trust')."`
 	Contract       string        `type:"existingfile" help:"The contract (as nodwyn run --contract)."`
 	NoKernelFloor  bool          `name:"no-kernel-floor" help:"Run this session's commands without the kernel floor (as nodwyn run --no-kernel-floor)."`
+	Writable       []string      `name:"writable" placeholder:"DIR" help:"Let this session's commands also write DIR (repeatable; as nodwyn run --writable)."`
 }
 
 // Help is shown after the flags of `nodwyn chat --help`.
@@ -86,7 +87,7 @@ func (c *ChatCmd) Run(e *env) error {
 		Provider: c.Provider, Model: c.Model, BaseURL: c.BaseURL, Script: c.Script,
 		RequestTimeout: c.RequestTimeout, IdleTimeout: c.IdleTimeout, NoKeychain: c.NoKeychain,
 		MaxToolCalls: c.MaxToolCalls, Yolo: c.Yolo, JSON: c.JSON, Quiet: c.Quiet,
-		TrustProject: c.TrustProject, Contract: c.Contract, NoKernelFloor: c.NoKernelFloor,
+		TrustProject: c.TrustProject, Contract: c.Contract, NoKernelFloor: c.NoKernelFloor, Writable: c.Writable,
 		// execute takes [limits] timeout when this is 0; a negative one is
 		// none (a deadline is set only for a positive Timeout).
 		Timeout: -1,

@@ -56,6 +56,9 @@ func (r *RunCmd) viaDaemon(e *env, sock string) error {
 	if task == "" && r.Resume == "" {
 		return usageErr("no task given: write it as arguments, '-' to read standard input, or --instruction-file FILE")
 	}
+	if len(r.Writable) > 0 {
+		return usageErr("--writable is not taken through the daemon: run in process (without --daemon and NODWYN_SOCKET), or put the directory in [sandbox] writable of your own config.toml, which the daemon reads")
+	}
 	params := r.daemonParams(task)
 	method := "run.start"
 	if r.Resume != "" {

@@ -52,8 +52,9 @@ type RunCmd struct {
 	Daemon string `help:"Submit the run to the daemon on this socket (also NODWYN_SOCKET; see 'nodwyn daemon'): same flags, output and exit code, confirms asked here, Ctrl-C cancels it." placeholder:"SOCKET"`
 	Detach bool   `help:"With --daemon: print the run's id and leave it going ('nodwyn attach ID' follows it)."`
 
-	NoKernelFloor bool `name:"no-kernel-floor" help:"Run this run's commands without the kernel floor (Landlock denying ~/.ssh, ~/.aws, nodwyn's own directories … to every command nodwyn runs). Only this flag turns it off; the run says so."`
-	NoKeychain    bool `name:"no-keychain" help:"Take the provider's key only from the environment, credentials.toml and $CREDENTIALS_DIRECTORY: never ask the system keychain ('nodwyn login --help' has the order)."`
+	Writable      []string `name:"writable" placeholder:"DIR" help:"Let this run's commands also write DIR (repeatable; ~/… or absolute). Outside sandbox mode they write only the folder, the scratch directory, the temporary directory and the build caches, besides [sandbox] writable in your own config.toml."`
+	NoKernelFloor bool     `name:"no-kernel-floor" help:"Run this run's commands without the kernel floor (Landlock denying ~/.ssh, ~/.aws, nodwyn's own directories … to every command nodwyn runs). Only this flag turns it off; the run says so."`
+	NoKeychain    bool     `name:"no-keychain" help:"Take the provider's key only from the environment, credentials.toml and $CREDENTIALS_DIRECTORY: never ask the system keychain ('nodwyn login --help' has the order)."`
 
 	absFolder string
 	dataDir   string
@@ -429,6 +430,7 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 		ConfigSeam: cfg.Sandbox, ConfigSeamFrom: cfg.Origin["sandbox.mode"], ConfigNotes: cfg.Notes,
 		Contract: contract, ContractGiven: contractGiven, ContractTrusted: pt.trusted,
 		NoKernelFloor: r.NoKernelFloor,
+		Writable:      r.Writable,
 		Steer:         h.steer,
 	}
 	if !o.sandbox { // what the session starts is stopped even if nodwyn is killed (watchdog.go)

@@ -66,7 +66,13 @@ func (t *Tools) limitArg(tool string, a Args) (limit time.Duration, msg string) 
 
 // runLine runs a command line through the session's sandbox, in the folder.
 func (t *Tools) runLine(ctx context.Context, line string, limit time.Duration, leaveRunning bool) (sandbox.Output, error) {
-	return t.sb.Run(ctx, t.command(line, limit, leaveRunning))
+	o, err := t.sb.Run(ctx, t.command(line, limit, leaveRunning))
+	if t.opts.AfterCommand != nil {
+		if note := t.opts.AfterCommand(); note != "" {
+			o.Trailer = strings.TrimSpace(o.Trailer + "\n" + note)
+		}
+	}
+	return o, err
 }
 
 // command is a command line as the sandbox runs it: the shell, the folder,

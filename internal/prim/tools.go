@@ -90,6 +90,12 @@ type Options struct {
 	// first program the tools start (nodwyn run's watchdog, which a run
 	// that starts none does without).
 	BeforeFirstProcess func(mark string)
+	// AfterCommand, when set, is called after each command line the tools
+	// run (shell-exec, self-check, run-tests) has ended; what it returns,
+	// if anything, is added to the command's result on a line of its own
+	// (the session undoes changes to .git/config, .git/hooks and .nodwyn/
+	// there: sandbox.Protected).
+	AfterCommand func() string
 }
 
 const (

@@ -81,7 +81,7 @@ func TestTheFloorDeniesEveryCatalogueEntry(t *testing.T) {
 	home, folder, scratch, entries := catalogueHome(t)
 	g := guard.Options{Folder: folder, Scratch: scratch, Home: home,
 		ConfigDir: filepath.Join(home, ".config/nodwyn"), DataDir: filepath.Join(home, ".local/share/nodwyn")}
-	f, line, _ := makeFloor(g, false)
+	f, line, _ := makeFloor(g, false, nil)
 	if f == nil {
 		t.Fatalf("floor: %s", line)
 	}

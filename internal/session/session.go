@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	nodwyn "github.com/nodwyn/nodwyn"
@@ -115,7 +116,11 @@ type Options struct {
 	// contract is .nodwyn/contract.toml or the file --contract named
 	// (ContractGiven; only that one may undo a working copy). Its first
 	// check is what self-check runs.
-	ConfigSeam     config.Seam
+	ConfigSeam config.Seam
+	// Writable are directories commands may write for this run besides
+	// the defaults and [sandbox] writable (nodwyn run --writable; ~/… or
+	// absolute). Sandbox mode confines no writes.
+	Writable       []string
 	ConfigSeamFrom string
 	Contract       *config.Contract
 	ContractGiven  bool
@@ -204,6 +209,7 @@ type Session struct {
 	seamNotes []string     // settings not taken, logged at run.start
 	caps      scheme.Value // (sandbox-caps), made once
 	floor     *sandbox.Floor
+	protect   *sandbox.Protected // .git/config, .git/hooks, .nodwyn/ (not in sandbox mode)
 	floorLine string // "on (…)" or "off (why)", said at run.start
 	journal   *journal.Journal
 
@@ -287,7 +293,7 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	floorc := make(chan madeFloor, 1)
 	fopts := gopts // a copy: gopts gets the rest of the guard's options meanwhile
 	go func() {
-		f, line, d := makeFloor(fopts, opts.NoKernelFloor)
+		f, line, d := makeFloor(fopts, opts.NoKernelFloor, writeConfinement(opts))
 		floorc <- madeFloor{f, line, d} // d is the guard's too (gopts.Denylist)
 	}()
 	joinFloor := func() {
@@ -375,6 +381,10 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	}
 	popts.Seam, popts.Checkout = s.seam, s.checkout
 	popts.Floor = s.floor
+	if !opts.Sandbox {
+		s.protect = sandbox.Protect(opts.Folder)
+		popts.AfterCommand = func() string { return sandbox.RestoreNote(s.protect.Restore()) }
+	}
 	popts.BeforeFirstProcess = opts.BeforeFirstProcess
 	if s.seam == sandbox.ModeWorkingCopy && opts.Store != nil && !opts.Dry {
 		sc := &prim.SelfCheck{Record: s.recordValidation}
@@ -462,7 +472,7 @@ func (o Options) initBounds() (steps, mem int64) {
 // makeFloor makes the kernel floor that denies what the guard's denylist
 // of g denies, or says why there is none; the denylist is returned for the
 // guard (made once: resolving its paths is most of guard.New's cost).
-func makeFloor(g guard.Options, off bool) (*sandbox.Floor, string, *guard.PathDenylist) {
+func makeFloor(g guard.Options, off bool, wc *confinement) (*sandbox.Floor, string, *guard.PathDenylist) {
 	if off {
 		return nil, "off (--no-kernel-floor, for this run only)", guard.NewPathDenylist(g)
 	}
@@ -495,6 +505,11 @@ func makeFloor(g guard.Options, off bool) (*sandbox.Floor, string, *guard.PathDe
 		return nil, "off (" + err.Error() + ")", d
 	}
 	line := f.String()
+	if wc != nil {
+		ws := writableFor(g.Folder, g.Home, wc.extra)
+		f.ConfineWrites(ws.paths, WidenHint)
+		line += "; commands write only in " + ws.summary(g.Folder, g.Home) + " and the scratch directory"
+	}
 	if f.OthersEnvironReadable() {
 		// Landlock scopes ptrace and /proc/PID/cwd, but this kernel lets a
 		// command open another process's environ (Linux 6.18): said, so a
@@ -502,6 +517,20 @@ func makeFloor(g guard.Options, off bool) (*sandbox.Floor, string, *guard.PathDe
 		line += "; other processes' /proc/PID/environ stays readable"
 	}
 	return f, line, d
+}
+
+// confinement is how a session's commands are confined beyond the
+// catalogue: nil in sandbox mode (the machine is the task's).
+type confinement struct {
+	extra []string // the person's writable additions: config, then flags
+}
+
+// writeConfinement is the confinement for a session with opts.
+func writeConfinement(opts Options) *confinement {
+	if opts.Sandbox {
+		return nil
+	}
+	return &confinement{extra: append(slices.Clone(opts.ConfigSeam.Writable), opts.Writable...)}
 }
 
 // cacheHome is $XDG_CACHE_HOME, else ~/.cache.
@@ -759,6 +788,10 @@ func (s *Session) Interrupt() {
 func (s *Session) Close() error {
 	if s.tools != nil {
 		s.tools.Close()
+	}
+	if changed, err := s.protect.Restore(); len(changed) > 0 || err != nil {
+		// What a command left running changed after the last command.
+		s.Note(sandbox.RestoreNote(changed, err))
 	}
 	s.floor.Close() // after the tools: their commands started under it
 	if s.opts.Model != nil {

@@ -1,0 +1,212 @@
+package session
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// What commands may write outside sandbox mode (issue 28): the folder, the
+// session's scratch directory (the floor's exception), the temporary
+// directory, the devices a program writes to, the build caches, and what
+// the person adds with [sandbox] writable in their own config.toml or
+// --writable for one run. Everything else is read-only to commands, by the
+// kernel floor (sandbox.Floor.ConfineWrites).
+
+// WidenHint is how the person widens what commands may write; a command
+// refused a write is told it.
+const WidenHint = `the person widens it with [sandbox] writable = ["~/dir"] in their own config.toml, or --writable DIR for one run`
+
+// writeDevices are the device files and directories programs write to.
+var writeDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+	"/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm"}
+
+// ecoCache is a build cache of one ecosystem: where it is (made when
+// missing and the folder uses the ecosystem, so a fresh home's first build
+// can write it in the same command), and the folder's files that mark the
+// ecosystem.
+type ecoCache struct {
+	name    string
+	dirs    func(home string) []string
+	files   func(home string) []string // lock files that must exist to be granted
+	markers []string
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); filepath.IsAbs(v) {
+		return v
+	}
+	return def
+}
+
+// goModCache is $GOMODCACHE, else the first $GOPATH's pkg/mod, else
+// ~/go/pkg/mod (as go env GOMODCACHE says, without running go).
+func goModCache(home string) string {
+	if v := os.Getenv("GOMODCACHE"); filepath.IsAbs(v) {
+		return v
+	}
+	if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && filepath.IsAbs(gp[0]) {
+		return filepath.Join(gp[0], "pkg", "mod")
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, "go", "pkg", "mod")
+}
+
+func cargoHome(home string) string { return envOr("CARGO_HOME", filepath.Join(home, ".cargo")) }
+
+var ecoCaches = []ecoCache{
+	{name: "go", markers: []string{"go.mod", "go.work"}, dirs: func(home string) []string {
+		d := []string{goModCache(home)}
+		if v := os.Getenv("GOCACHE"); filepath.IsAbs(v) {
+			d = append(d, v)
+		}
+		return d
+	}},
+	{name: "npm", markers: []string{"package.json"}, dirs: func(home string) []string {
+		return []string{envOr("npm_config_cache", filepath.Join(home, ".npm"))}
+	}},
+	{name: "pip", markers: []string{"requirements.txt", "pyproject.toml", "setup.py"}, dirs: func(home string) []string {
+		if v := os.Getenv("PIP_CACHE_DIR"); filepath.IsAbs(v) {
+			return []string{v}
+		}
+		return nil // in the cache home
+	}},
+	{name: "cargo", markers: []string{"Cargo.toml"}, dirs: func(home string) []string {
+		c := cargoHome(home)
+		return []string{filepath.Join(c, "registry"), filepath.Join(c, "git")}
+	}, files: func(home string) []string {
+		c := cargoHome(home)
+		return []string{filepath.Join(c, ".package-cache"), filepath.Join(c, ".package-cache-mutate"), filepath.Join(c, ".global-cache")}
+	}},
+	{name: "maven", markers: []string{"pom.xml"}, dirs: func(home string) []string {
+		return []string{filepath.Join(home, ".m2", "repository")}
+	}},
+	{name: "gradle", markers: []string{"build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"}, dirs: func(home string) []string {
+		g := envOr("GRADLE_USER_HOME", filepath.Join(home, ".gradle"))
+		return []string{filepath.Join(g, "caches"), filepath.Join(g, "wrapper"), filepath.Join(g, "daemon"), filepath.Join(g, "native")}
+	}},
+}
+
+// writeSet is what commands may write, and what was made for it.
+type writeSet struct {
+	paths []string // absolute; what does not exist is skipped by the floor
+	made  []string // caches made now for the folder's ecosystems
+	extra []string // the person's additions, as given
+}
+
+// writableFor is the write set of a session in folder with the scratch
+// directory scratch (granted by the floor as its exception) and the
+// person's additions extra (~/… or absolute; from [sandbox] writable and
+// --writable). The caches of the ecosystems the folder uses are made when
+// missing; the others are granted where they exist.
+func writableFor(folder, home string, extra []string) writeSet {
+	var ws writeSet
+	add := func(p string) {
+		if p != "" && filepath.IsAbs(p) {
+			ws.paths = append(ws.paths, filepath.Clean(p))
+		}
+	}
+	add(folder)
+	add(os.TempDir())
+	for _, d := range writeDevices {
+		add(d)
+	}
+	ch := cacheHome(home)
+	add(ch)
+	if home == "" {
+		return ws.finish(extra, home)
+	}
+	for _, e := range ecoCaches {
+		uses := false
+		for _, m := range e.markers {
+			if _, err := os.Stat(filepath.Join(folder, m)); err == nil {
+				uses = true
+				break
+			}
+		}
+		for _, d := range e.dirs(home) {
+			if d == "" {
+				continue
+			}
+			if uses {
+				if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) && os.MkdirAll(d, 0o755) == nil {
+					ws.made = append(ws.made, d)
+				}
+			}
+			add(d)
+		}
+		if e.files != nil {
+			for _, f := range e.files(home) {
+				if uses {
+					if _, err := os.Lstat(filepath.Dir(f)); err == nil {
+						if fh, err := os.OpenFile(f, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+							fh.Close()
+							ws.made = append(ws.made, f)
+						}
+					}
+				}
+				add(f)
+			}
+		}
+	}
+	// pnpm's store and yarn's cache outside the cache home, where they are.
+	add(filepath.Join(home, ".local", "share", "pnpm"))
+	add(filepath.Join(home, ".yarn", "berry", "cache"))
+	return ws.finish(extra, home)
+}
+
+func (ws writeSet) finish(extra []string, home string) writeSet {
+	for _, e := range extra {
+		p := e
+		if rest, ok := strings.CutPrefix(e, "~/"); ok && home != "" {
+			p = filepath.Join(home, rest)
+		} else if e == "~" {
+			p = home
+		}
+		if filepath.IsAbs(p) {
+			ws.paths = append(ws.paths, filepath.Clean(p))
+			ws.extra = append(ws.extra, e)
+		}
+	}
+	sort.Strings(ws.paths)
+	return ws
+}
+
+// summary is the write set for a person, in a few words: "the folder,
+// scratch, /tmp, ~/.cache, ~/go/pkg/mod".
+func (ws writeSet) summary(folder, home string) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, p := range ws.paths {
+		if strings.HasPrefix(p, "/dev/") {
+			continue
+		}
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		s := p
+		switch {
+		case p == folder:
+			s = "the folder"
+		case home != "" && strings.HasPrefix(p, home+"/"):
+			s = "~/" + strings.TrimPrefix(p, home+"/")
+		}
+		if !seen[s] {
+			seen[s] = true
+			parts = append(parts, s)
+		}
+	}
+	// The folder first, then the rest as sorted.
+	for i, s := range parts {
+		if s == "the folder" {
+			parts = append([]string{s}, append(parts[:i:i], parts[i+1:]...)...)
+			break
+		}
+	}
+	return strings.Join(parts, ", ")
+}
