@@ -88,10 +88,10 @@
 // errors, an error event in the stream (unless it says the request itself
 // is wrong: invalid_request_error, context_length_exceeded), a stream cut
 // before the reply was complete (no finish_reason, message_stop or
-// response.completed), an attempt that received no data for
-// Config.IdleTimeout (default 2 min; SSE comments such as ": ping" and
-// Anthropic's ping events are not data, so a server that sends only those
-// is cut), and an attempt that took longer than Config.RequestTimeout as a
+// response.completed), an attempt that received no byte for
+// Config.IdleTimeout (default 2 min), or only SSE comments such as ": ping"
+// and Anthropic's ping events with no event of the reply under way (a
+// reply that comes a byte at a time is not idle), and an attempt that took longer than Config.RequestTimeout as a
 // whole (default 10 min): the whole request is sent again, and onDelta
 // gets a Delta with Restart set so a display can drop what it showed. A
 // timed-out attempt's error wraps ErrIdleTimeout or ErrRequestTimeout and

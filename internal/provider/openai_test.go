@@ -396,12 +396,18 @@ func TestOpenAIStalledStreamIsCutAndRetried(t *testing.T) {
 	}
 	ws := newWireServer(t, stall, sseSplit(oaText("moving"), 100))
 	var cause error
-	m := newTestOpenAI(t, ws, Config{IdleTimeout: 50 * time.Millisecond, OnRetry: func(_ int, _ time.Duration, err error) { cause = err }})
+	m := newTestOpenAI(t, ws, Config{IdleTimeout: 300 * time.Millisecond, OnRetry: func(n int, _ time.Duration, err error) {
+		if n == 1 {
+			cause = err
+		}
+	}})
 	reply, err := m.Stream(ctxT(t), Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}, nil)
-	if err != nil || reply.Text != "moving" || reply.Attempts != 2 {
+	// At least 2 attempts: the good one is not bound to beat the idle
+	// timeout on a loaded machine, and another retry proves nothing less.
+	if err != nil || reply.Text != "moving" || reply.Attempts < 2 {
 		t.Fatalf("reply %+v, err %v", reply, err)
 	}
-	if !errors.Is(cause, ErrIdleTimeout) || !strings.Contains(cause.Error(), "no data from the model for 50ms") {
+	if !errors.Is(cause, ErrIdleTimeout) || !strings.Contains(cause.Error(), "no data from the model for 300ms, not a byte") {
 		t.Errorf("retry cause %v", cause)
 	}
 }

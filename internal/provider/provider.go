@@ -176,11 +176,13 @@ type Config struct {
 	// RetryBaseWait is the first backoff, doubled on each retry (with
 	// jitter) and capped at 30 s; default 500 ms. Tests make it small.
 	RetryBaseWait time.Duration
-	// IdleTimeout cuts an attempt that receives no data for this long: no
-	// response headers, then no event of the reply. SSE comments (": ping")
-	// and Anthropic's ping events are not data: a server that sends only
-	// those is stalled. The attempt is retried with an error that wraps
-	// ErrIdleTimeout. Default 2 min; negative turns it off.
+	// IdleTimeout cuts an attempt that receives no byte for this long (no
+	// response headers, then no byte of the body: a reply that comes a byte
+	// at a time is not idle), or bytes but nothing of the reply: only SSE
+	// comments (": ping") and Anthropic's ping events, with no event of the
+	// reply under way. A server that sends only pings is stalled. The
+	// attempt is retried with an error that wraps ErrIdleTimeout and says
+	// which of the two it was. Default 2 min; negative turns it off.
 	IdleTimeout time.Duration
 	// RequestTimeout bounds each attempt as a whole, from sending the
 	// request to the reply's last event, however much data comes; the
@@ -188,10 +190,10 @@ type Config struct {
 	// Default 10 min; negative turns it off. The retries together are
 	// bounded by the caller's context (the run's deadline).
 	RequestTimeout time.Duration
-	// OnEvent, when set, is called each time an attempt receives data as
-	// IdleTimeout counts it (the response headers, each event of the reply
-	// but pings), for a display that says how long the model has been
-	// silent. It is called from the goroutine that called Stream.
+	// OnEvent, when set, is called each time an attempt receives a part of
+	// the reply (the response headers, each event of the reply but pings),
+	// for a display that says how long the model has been silent. It is
+	// called from the goroutine that called Stream.
 	OnEvent func()
 	// OnRetry, when set, is called before each wait between attempts, with
 	// the attempt that failed (1-based), the wait and the failure.

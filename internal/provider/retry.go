@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -67,8 +68,8 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// ErrIdleTimeout is wrapped by the error of an attempt cut because no data
-// came for Config.IdleTimeout (SSE comments and pings do not count).
+// ErrIdleTimeout is wrapped by the error of an attempt cut because no byte
+// came for Config.IdleTimeout, or only pings and SSE comments did.
 var ErrIdleTimeout = errors.New("idle timeout")
 
 // ErrRequestTimeout is wrapped by the error of an attempt cut because it
@@ -82,10 +83,10 @@ var errStreamCut = errors.New("stream cut mid-reply")
 // it (wire.go), so the retry logic reads statuses and headers, not error
 // texts.
 type capture struct {
-	idle        time.Duration
-	stall       func() // cuts the attempt when idle runs out
-	timer       *time.Timer
-	onEvent     func() // Config.OnEvent
+	idle        time.Duration     // Config.IdleTimeout; not positive: none
+	cut         func(cause error) // cancels the attempt, for the idle watch
+	watch       *idleWatch        // started by send
+	onEvent     func()            // Config.OnEvent
 	method, url string
 	status      int
 	header      http.Header
@@ -148,29 +149,57 @@ type headBody struct {
 
 func (b *headBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	if n > 0 && b.c.watch != nil {
+		b.c.watch.sawBytes()
+	}
 	if k := min(n, maxHead-len(b.c.head)); k > 0 {
 		b.c.head = append(b.c.head, p[:k]...)
 	}
 	return n, err
 }
 
-func (c *capture) stop() {
-	if c.timer != nil {
-		c.timer.Stop()
+// startWatch starts the idle clocks (idle.go), as the request goes out.
+func (c *capture) startWatch() {
+	if c.idle > 0 && c.cut != nil && c.watch == nil {
+		c.watch = startIdleWatch(c.idle, c.cut)
 	}
 }
 
-// data records that the attempt received data: the response headers or an
-// event of the reply. The providers' attempt loops call it for each event
-// but pings; SSE comments never reach them (the parser drops them), so a
-// server that sends only ": ping" lines runs out the idle timer.
+func (c *capture) stop() {
+	if c.watch != nil {
+		c.watch.stop()
+	}
+}
+
+// data records that a part of the reply came: the response's head, or an
+// event of the reply. The providers' handlers call it for each event but
+// pings; SSE comments never reach them (the parser drops them). Bytes of
+// any kind reset the idle clock of the wire (headBody); only this resets
+// the clock of the reply, so a server that sends only pings is cut.
 func (c *capture) data() {
-	if c.timer != nil {
-		c.timer.Reset(c.idle)
+	if c.watch != nil {
+		c.watch.sawReply()
 	}
 	if c.onEvent != nil {
 		c.onEvent()
 	}
+}
+
+// handled says the event the SSE reader returned has been handled: an
+// event that was under way is no more (idle.go).
+func (c *capture) handled() {
+	if c.watch != nil {
+		c.watch.partial.Store(false)
+	}
+}
+
+// partialFlag is where the SSE reader marks an event under way (nil: no
+// idle watch).
+func (c *capture) partialFlag() *atomic.Bool {
+	if c.watch == nil {
+		return nil
+	}
+	return &c.watch.partial
 }
 
 // excerpt collapses white space and cuts s to about n bytes.
@@ -280,7 +309,7 @@ func (r retrier) do(ctx context.Context, onDelta func(Delta), fn attemptFunc) (R
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithCancelCause(ctx)
-		c := capture{idle: r.idle, stall: func() { cancel(ErrIdleTimeout) }, onEvent: r.onEvent}
+		c := capture{idle: r.idle, cut: cancel, onEvent: r.onEvent}
 		var whole *time.Timer
 		if r.request > 0 {
 			whole = time.AfterFunc(r.request, func() { cancel(ErrRequestTimeout) })
@@ -296,6 +325,9 @@ func (r retrier) do(ctx context.Context, onDelta func(Delta), fn attemptFunc) (R
 		if err != nil && ctx.Err() == nil {
 			switch cause {
 			case ErrIdleTimeout:
+				err = fmt.Errorf("%w: no data from the model for %s, not a byte", ErrIdleTimeout, r.idle)
+				hint = "if the model is slow rather than stalled, raise [provider] idle_timeout in config.toml or --idle-timeout"
+			case errOnlyPings:
 				err = fmt.Errorf("%w: no data from the model for %s (SSE comments and pings do not count)", ErrIdleTimeout, r.idle)
 				hint = "if the model is slow rather than stalled, raise [provider] idle_timeout in config.toml or --idle-timeout"
 			case ErrRequestTimeout:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // An event stream (text/event-stream) as the WHATWG HTML standard's
@@ -21,8 +22,8 @@ import (
 //     names it; "id" sets the last event id (kept across events, ignored
 //     when it holds a NUL); "retry" and unknown fields are ignored;
 //   - a line starting with ":" is a comment, never an event (servers send
-//     ": ping" to keep a connection open; it is not data for the idle
-//     timeout);
+//     ": ping" to keep a connection open; its bytes keep the idle clock of
+//     the wire running, not that of the reply: idle.go);
 //   - a blank line dispatches the event, if it has data (an event with
 //     only an "event:" line and no "data:" is dropped, as the standard
 //     says);
@@ -64,6 +65,12 @@ type sseReader struct {
 	data   []byte
 	hasDat bool // a data line was seen (data may still be empty)
 	lastID string
+
+	// partial, when set, is marked when a line that is no comment begins
+	// (an event is under way, for the idle watch), and cleared when an
+	// event without data is dropped; its reader clears it once it has
+	// handled the event next returned.
+	partial *atomic.Bool
 }
 
 // sseBuffers keeps the readers' 32 KiB buffers between requests: a new one
@@ -126,6 +133,9 @@ func (s *sseReader) readLine() (line []byte, terminated bool, err error) {
 		if i < 0 {
 			n = len(buf)
 		}
+		if len(s.line) == 0 && n > 0 && buf[0] != ':' && s.partial != nil {
+			s.partial.Store(true)
+		}
 		if len(s.line)+n > s.max {
 			return nil, false, fmt.Errorf("%w: no line end in %d bytes; the body is no event stream, or an event too large to hold", errSSETooLong, s.max)
 		}
@@ -159,6 +169,9 @@ func (s *sseReader) next() (sseEvent, error) {
 		if len(line) == 0 {
 			if ev, ok := s.dispatch(); ok {
 				return ev, nil
+			}
+			if s.partial != nil {
+				s.partial.Store(false)
 			}
 			continue
 		}

@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"time"
 )
 
 // The streaming HTTP client the three wire formats share: one POST of a
@@ -58,9 +57,7 @@ func (c *capture) send(ctx context.Context, hc *http.Client, target string, head
 	u := *req.URL
 	u.RawQuery, u.Fragment, u.User = "", "", nil
 	c.url = u.String()
-	if c.idle > 0 && c.stall != nil {
-		c.timer = time.AfterFunc(c.idle, c.stall)
-	}
+	c.startWatch()
 	res, err := hc.Do(req)
 	if err != nil {
 		var ue *url.Error
@@ -80,6 +77,7 @@ func (c *capture) send(ctx context.Context, hc *http.Client, target string, head
 	}
 	hb := &headBody{ReadCloser: res.Body, c: c}
 	sr := newSSEReader(hb)
+	sr.partial = c.partialFlag()
 	return sr, releasing{res.Body, sr}, nil
 }
 
@@ -117,6 +115,7 @@ func (c *capture) readEvents(sr *sseReader, fn eventFunc) (n int, done bool, err
 		}
 		n++
 		done, err := fn(ev)
+		c.handled()
 		if err != nil || done {
 			return n, done, err
 		}
