@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -352,7 +353,7 @@ type anthropicBlock struct {
 }
 
 func (m *Anthropic) attempt(ctx context.Context, body []byte, maxTokens int, c *capture, onDelta func(Delta)) (Reply, error) {
-	sr, closer, err := c.send(ctx, m.hc, m.url, m.header(), body)
+	sr, closer, err := c.send(ctx, m.hc, m.url, m.header(), body, anWhole)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -490,6 +491,63 @@ func (m *Anthropic) attempt(ctx context.Context, body []byte, maxTokens int, c *
 		}
 	}
 	return reply, nil
+}
+
+// anMessageWhole is a whole Messages reply (a server that did not stream),
+// as far as anWhole reads it.
+type anMessageWhole struct {
+	Type       string            `json:"type"`
+	Content    []json.RawMessage `json:"content"`
+	StopReason json.RawMessage   `json:"stop_reason"`
+	Usage      json.RawMessage   `json:"usage"`
+}
+
+// anWhole makes a whole Messages reply the events a stream would have
+// carried it in: message_start (its usage), each content block started
+// whole (a tool_use block's input as one input_json_delta) and stopped,
+// message_delta (the stop reason, the usage), message_stop. An error
+// ("type": "error") is the error it says.
+func anWhole(c *capture, raw []byte) ([]sseEvent, error) {
+	var msg anMessageWhole
+	if err := json.Unmarshal(raw, &msg); err != nil {
+		return nil, c.notReply("message", raw)
+	}
+	if msg.Type == "error" {
+		return nil, c.errorReply(string(raw))
+	}
+	if msg.Type != "message" {
+		return nil, c.notReply("message", raw)
+	}
+	type event struct {
+		Type         string          `json:"type"`
+		Index        int             `json:"index"`
+		Message      json.RawMessage `json:"message,omitempty"`
+		ContentBlock json.RawMessage `json:"content_block,omitempty"`
+		Delta        any             `json:"delta,omitempty"`
+		Usage        json.RawMessage `json:"usage,omitempty"`
+	}
+	evs := []sseEvent{jsonEvent(event{Type: "message_start", Message: raw})}
+	for i, block := range msg.Content {
+		var head struct {
+			Type  string          `json:"type"`
+			Input json.RawMessage `json:"input"`
+		}
+		if err := json.Unmarshal(block, &head); err != nil {
+			return nil, c.notReply("message", raw)
+		}
+		evs = append(evs, jsonEvent(event{Type: "content_block_start", Index: i, ContentBlock: block}))
+		if head.Type == "tool_use" && present(head.Input) {
+			var args bytes.Buffer
+			_ = json.Compact(&args, head.Input) // it decoded
+			evs = append(evs, jsonEvent(event{Type: "content_block_delta", Index: i,
+				Delta: map[string]string{"type": "input_json_delta", "partial_json": args.String()}}))
+		}
+		evs = append(evs, jsonEvent(event{Type: "content_block_stop", Index: i}))
+	}
+	evs = append(evs,
+		jsonEvent(event{Type: "message_delta", Delta: map[string]json.RawMessage{"stop_reason": msg.StopReason}, Usage: msg.Usage}),
+		jsonEvent(event{Type: "message_stop"}))
+	return evs, nil
 }
 
 func deref(p *int) int {

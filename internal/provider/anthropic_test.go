@@ -280,7 +280,7 @@ func TestConfigHTTPClientIsUsed(t *testing.T) {
 }
 
 func TestAnthropicNonStreamBodySaysWhatCameBack(t *testing.T) {
-	ws := newWireServer(t, rawBody(`{"type":"message","content":[{"type":"text","text":"hi"}]}`, "application/json"))
+	ws := newWireServer(t, rawBody(`{"type":"message","content":[{"type":"text","text":"hi"}]}`, "text/html"))
 	m := newTestAnthropic(t, ws, Config{MaxRetries: 3})
 	_, err := m.Stream(ctxT(t), sampleRequest, nil)
 	if err == nil || !strings.Contains(err.Error(), `no event stream`) || !strings.Contains(err.Error(), `{"type":"message"`) {

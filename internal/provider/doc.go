@@ -109,8 +109,14 @@
 //
 // The status, headers and body of each attempt are recorded as they come
 // (capture), so the retry logic reads statuses, not error texts. A 200
-// whose body holds no event at all (a server that ignored stream, a
-// proxy's page) is an error that quotes what came back, not retried.
+// with one JSON body (Content-Type application/json: a server that ignored
+// stream) is read as the whole reply, in each API's own shape (a Chat
+// Completions object, a Responses object, a Messages object); an error in
+// such a body is an error that quotes it, retried unless it says the
+// request itself is wrong; JSON that is no reply of the API is an error
+// that quotes it, not retried. A 200 of another kind whose body holds no
+// event at all (a proxy's page) is an error that quotes what came back,
+// not retried.
 //
 // # CA roots
 //

@@ -295,7 +295,7 @@ type openaiCall struct {
 }
 
 func (m *OpenAI) attempt(ctx context.Context, body []byte, maxTokens int, c *capture, onDelta func(Delta)) (Reply, error) {
-	sr, closer, err := c.send(ctx, m.hc, m.url, m.header(), body)
+	sr, closer, err := c.send(ctx, m.hc, m.url, m.header(), body, chatWhole)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -384,6 +384,65 @@ func (m *OpenAI) attempt(ctx context.Context, body []byte, maxTokens int, c *cap
 		reply.ToolCalls = append(reply.ToolCalls, call.ToolCall)
 	}
 	return reply, nil
+}
+
+// chatCompletion is a whole Chat Completions reply (a server that did not
+// stream): as a chunk, but each choice has its message where a chunk has
+// a delta, and its tool calls have no index.
+type chatCompletion struct {
+	Object  string `json:"object"`
+	Choices []struct {
+		Index        int             `json:"index"`
+		Message      json.RawMessage `json:"message"`
+		FinishReason json.RawMessage `json:"finish_reason"`
+	} `json:"choices"`
+	Usage json.RawMessage `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// chatWhole makes a whole Chat Completions reply the chunk a stream would
+// have carried it in (each message a delta, its tool calls numbered), then
+// [DONE]; an error object (OpenAI's {"error": …}, vLLM's "object":
+// "error") is the error it says.
+func chatWhole(c *capture, raw []byte) ([]sseEvent, error) {
+	var cc chatCompletion
+	if err := json.Unmarshal(raw, &cc); err != nil {
+		return nil, c.notReply("chat completion", raw)
+	}
+	if present(cc.Error) || cc.Object == "error" {
+		return nil, c.errorReply(string(raw))
+	}
+	if cc.Choices == nil {
+		return nil, c.notReply("chat completion", raw)
+	}
+	type choice struct {
+		Index        int             `json:"index"`
+		Delta        json.RawMessage `json:"delta"`
+		FinishReason json.RawMessage `json:"finish_reason,omitempty"`
+	}
+	chunk := struct {
+		Choices []choice        `json:"choices"`
+		Usage   json.RawMessage `json:"usage,omitempty"`
+	}{Choices: []choice{}, Usage: cc.Usage}
+	for _, ch := range cc.Choices {
+		var msg map[string]json.RawMessage
+		if err := json.Unmarshal(ch.Message, &msg); err != nil {
+			return nil, c.notReply("chat completion", raw)
+		}
+		var calls []map[string]json.RawMessage
+		if present(msg["tool_calls"]) {
+			if err := json.Unmarshal(msg["tool_calls"], &calls); err != nil {
+				return nil, c.notReply("chat completion", raw)
+			}
+			for i, call := range calls {
+				call["index"] = json.RawMessage(strconv.Itoa(i))
+			}
+			msg["tool_calls"], _ = json.Marshal(calls)
+		}
+		delta, _ := json.Marshal(msg)
+		chunk.Choices = append(chunk.Choices, choice{Index: ch.Index, Delta: delta, FinishReason: ch.FinishReason})
+	}
+	return []sseEvent{jsonEvent(chunk), {Data: "[DONE]"}}, nil
 }
 
 // findCall finds the call a tool-call delta continues: the one with its

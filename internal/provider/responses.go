@@ -184,7 +184,7 @@ type respCall struct {
 }
 
 func (m *Responses) attempt(ctx context.Context, body []byte, maxTokens int, c *capture, onDelta func(Delta)) (Reply, error) {
-	sr, closer, err := c.send(ctx, m.hc, m.url, m.header(), body)
+	sr, closer, err := c.send(ctx, m.hc, m.url, m.header(), body, respWhole)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -325,6 +325,79 @@ func (m *Responses) attempt(ctx context.Context, body []byte, maxTokens int, c *
 		reply.Reasoning = append(reply.Reasoning, reasoning[i])
 	}
 	return reply, nil
+}
+
+// respResponseWhole is a whole Responses reply (a server that did not
+// stream), as far as respWhole reads it.
+type respResponseWhole struct {
+	Object string            `json:"object"`
+	Status string            `json:"status"`
+	Output []json.RawMessage `json:"output"`
+	Error  json.RawMessage   `json:"error"`
+}
+
+// respWhole makes a whole Responses reply the events a stream would have
+// carried it in: each message's text (or refusal) as one delta, each
+// function call and reasoning item as its output_item.done, then
+// response.completed or response.incomplete with the response itself. An
+// error (the error envelope, or a failed response) is the error it says.
+func respWhole(c *capture, raw []byte) ([]sseEvent, error) {
+	var r respResponseWhole
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, c.notReply("response", raw)
+	}
+	if present(r.Error) {
+		return nil, c.errorReply(string(r.Error))
+	}
+	if r.Object != "response" && r.Output == nil {
+		return nil, c.notReply("response", raw)
+	}
+	var end string
+	switch r.Status {
+	case "completed", "":
+		end = "response.completed"
+	case "incomplete":
+		end = "response.incomplete"
+	case "failed", "cancelled":
+		return nil, c.errorReply(string(raw))
+	default: // queued, in_progress: a background response, which nodwyn never asks for
+		return nil, c.notReply("finished response (status "+strconv.Quote(r.Status)+")", raw)
+	}
+	type event struct {
+		Type        string          `json:"type"`
+		OutputIndex int             `json:"output_index"`
+		Delta       string          `json:"delta,omitempty"`
+		Item        json.RawMessage `json:"item,omitempty"`
+		Response    json.RawMessage `json:"response,omitempty"`
+	}
+	var evs []sseEvent
+	for i, item := range r.Output {
+		var it struct {
+			Type    string `json:"type"`
+			Content []struct {
+				Type    string `json:"type"`
+				Text    string `json:"text"`
+				Refusal string `json:"refusal"`
+			} `json:"content"`
+		}
+		if err := json.Unmarshal(item, &it); err != nil {
+			return nil, c.notReply("response", raw)
+		}
+		switch it.Type {
+		case "message":
+			for _, part := range it.Content {
+				switch part.Type {
+				case "output_text":
+					evs = append(evs, jsonEvent(event{Type: "response.output_text.delta", OutputIndex: i, Delta: part.Text}))
+				case "refusal":
+					evs = append(evs, jsonEvent(event{Type: "response.refusal.delta", OutputIndex: i, Delta: part.Refusal}))
+				}
+			}
+		case "function_call", "reasoning":
+			evs = append(evs, jsonEvent(event{Type: "response.output_item.done", OutputIndex: i, Item: item}))
+		}
+	}
+	return append(evs, jsonEvent(event{Type: end, Response: raw})), nil
 }
 
 func firstNonEmpty(a, b string) string {

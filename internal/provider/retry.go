@@ -102,8 +102,9 @@ type capture struct {
 const maxHead = 2 << 10
 
 // notStream is the error of an attempt whose 200 response held no event at
-// all: a server that ignores "stream" and answers with one JSON object, or
-// a proxy's page. Asking again would get the same, so it is final.
+// all: a proxy's page, or one JSON object labelled as something else than
+// JSON (one labelled JSON is read whole: wire.go's readWhole). Asking
+// again would get the same, so it is final.
 // A body that is empty, or holds only what an event stream may (comments
 // such as ": keep-alive", fields), is a stream cut before its first event,
 // which is retried.

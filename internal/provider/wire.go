@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -32,10 +33,13 @@ func checkBase(provider, base, def, example string) (string, *url.URL, error) {
 	return base, u, nil
 }
 
-// send posts body to target with header and returns the response's event
-// stream, to be closed by the caller. c records the request, the status and
-// headers, an error body's excerpt and the first bytes of a successful one.
-func (c *capture) send(ctx context.Context, hc *http.Client, target string, header http.Header, body []byte) (*sseReader, io.Closer, error) {
+// send posts body to target with header and returns the reply's events,
+// to be closed by the caller: the response's event stream, or, when the
+// server answered with one JSON body (Content-Type application/json, a
+// server that does not stream), the events whole makes of it. c records
+// the request, the status and headers, an error body's excerpt and the
+// first bytes of a successful one.
+func (c *capture) send(ctx context.Context, hc *http.Client, target string, header http.Header, body []byte, whole wholeFunc) (eventSource, io.Closer, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
 	if err != nil {
 		return nil, nil, err
@@ -76,9 +80,103 @@ func (c *capture) send(ctx context.Context, hc *http.Client, target string, head
 		return nil, nil, fmt.Errorf("%d %s", res.StatusCode, http.StatusText(res.StatusCode))
 	}
 	hb := &headBody{ReadCloser: res.Body, c: c}
+	if isJSON(res.Header.Get("Content-Type")) {
+		evs, err := c.readWhole(hb, whole)
+		_ = res.Body.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+		return evs, io.NopCloser(nil), nil
+	}
 	sr := newSSEReader(hb)
 	sr.partial = c.partialFlag()
 	return sr, releasing{res.Body, sr}, nil
+}
+
+// eventSource is what a reply's events are read from: an event stream
+// (sseReader), or the events made of a whole JSON reply (eventList).
+type eventSource interface {
+	next() (sseEvent, error)
+}
+
+// wholeFunc makes the events of a reply from the whole JSON reply of a
+// server that did not stream, as the API's stream would have carried them
+// (one event per part, not per token), so that one handler reads both.
+// raw is the body as it came. It returns the error the body says it is
+// (c.errorReply), or c.notReply when the body is no reply of its API.
+type wholeFunc func(c *capture, raw []byte) ([]sseEvent, error)
+
+// eventList is the events a wholeFunc made.
+type eventList []sseEvent
+
+func (l *eventList) next() (sseEvent, error) {
+	if len(*l) == 0 {
+		return sseEvent{}, io.EOF
+	}
+	ev := (*l)[0]
+	*l = (*l)[1:]
+	return ev, nil
+}
+
+// isJSON reports whether a Content-Type is JSON's (application/json, or a
+// type ending +json).
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// readWhole reads a whole JSON reply (maxSSELine at most) and makes its
+// events. The reply is under way while it is read, for the idle watch
+// (idle.go): its bytes are all of it there is.
+func (c *capture) readWhole(body io.Reader, whole wholeFunc) (*eventList, error) {
+	if c.watch != nil {
+		c.watch.partial.Store(true)
+		defer c.watch.partial.Store(false)
+	}
+	raw, err := io.ReadAll(io.LimitReader(body, maxSSELine+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errStreamCut, err)
+	}
+	if len(raw) > maxSSELine {
+		c.final = true
+		return nil, fmt.Errorf("%w: the JSON reply is over %d bytes", errSSETooLong, maxSSELine)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, c.notStream() // an empty body: cut before its first byte, retried
+	}
+	evs, err := whole(c, raw)
+	if err != nil {
+		return nil, err
+	}
+	l := eventList(evs)
+	return &l, nil
+}
+
+// errorReply is the error of a 200 whose JSON body is the server's error
+// (raw, as it came): retried, unless it says the request itself is wrong.
+func (c *capture) errorReply(raw string) error {
+	c.finalIfRequestWrong(raw)
+	return fmt.Errorf("the server answered %d %s with an error: %s", c.status, http.StatusText(c.status), excerpt(raw, 400))
+}
+
+// notReply is the error of a 200 whose JSON body is no reply of the API
+// (what names the reply, e.g. "chat completion"): asking again would get
+// the same, so it is final.
+func (c *capture) notReply(what string, raw []byte) error {
+	c.final = true
+	return fmt.Errorf("the server answered %d %s with JSON that is no %s (Content-Type %s): %s",
+		c.status, http.StatusText(c.status), what, c.header.Get("Content-Type"), excerpt(string(raw), 400))
+}
+
+// jsonEvent is an event whose data is v's JSON, as a wholeFunc makes it.
+func jsonEvent(v any) sseEvent {
+	b, _ := json.Marshal(v) // values of json.RawMessage from a body that decoded, and plain fields
+	return sseEvent{Data: string(b)}
+}
+
+// present reports whether a JSON field came with a value other than null.
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
 }
 
 // releasing closes a response's body, then gives its reader's buffer back.
@@ -100,7 +198,7 @@ type eventFunc func(ev sseEvent) (done bool, err error)
 // the stream ends. It returns how many events there were; a stream that
 // ended before the reply did is left to the caller (done false, err nil),
 // which knows what it lacks. A read error is a cut stream.
-func (c *capture) readEvents(sr *sseReader, fn eventFunc) (n int, done bool, err error) {
+func (c *capture) readEvents(sr eventSource, fn eventFunc) (n int, done bool, err error) {
 	for {
 		ev, err := sr.next()
 		if err == io.EOF {
@@ -138,13 +236,19 @@ func decodeEvent(ev sseEvent, v any) error {
 // error as the server sent it. It is retried, unless the server says the
 // request itself is wrong (asking again would get the same).
 func (c *capture) midStream(raw string) error {
+	c.finalIfRequestWrong(raw)
+	return fmt.Errorf("the server sent an error mid-stream: %s", excerpt(raw, 400))
+}
+
+// finalIfRequestWrong makes the attempt's failure final when the error
+// the server sent (raw) says the request itself is wrong.
+func (c *capture) finalIfRequestWrong(raw string) {
 	low := strings.ToLower(raw)
 	for _, s := range []string{"invalid_request_error", "context_length_exceeded", "invalid_prompt"} {
 		if strings.Contains(low, s) {
 			c.final = true
 		}
 	}
-	return fmt.Errorf("the server sent an error mid-stream: %s", excerpt(raw, 400))
 }
 
 // ErrOutputLimit is wrapped by the error of a reply that hit its output
