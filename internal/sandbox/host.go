@@ -42,6 +42,7 @@ type NoSandbox struct {
 	drainWG    sync.WaitGroup    // drain goroutines (not waited for by Close with Release)
 	started    atomic.Bool       // a command was started (Close looks for marked processes)
 	firstStart sync.Once         // BeforeFirstStart
+	conf       *confine          // the session's cgroup, or its part in the subreaper (reap.go)
 }
 
 // HostOptions configure a NoSandbox.
@@ -75,6 +76,7 @@ func NewHost(opts HostOptions) *NoSandbox {
 		running:   map[int]*execProc{},
 		leftovers: map[int]*execProc{},
 		drains:    map[*capture]int{},
+		conf:      newConfine(opts.Release),
 	}
 }
 
@@ -99,6 +101,9 @@ func (h *NoSandbox) Starting() {
 		h.firstStart.Do(h.opts.BeforeFirstStart)
 	}
 	h.started.Store(true)
+	if done, err := h.conf.prepare(nil); err == nil {
+		done() // the subreaper counts what it starts in the session's time
+	}
 }
 
 // startCmd starts cmd, under the floor when there is one.
@@ -106,6 +111,11 @@ func (h *NoSandbox) startCmd(cmd *exec.Cmd) (*floorStart, error) {
 	if h.opts.BeforeFirstStart != nil {
 		h.firstStart.Do(h.opts.BeforeFirstStart)
 	}
+	done, err := h.conf.prepare(cmd) // into the session's cgroup
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if h.opts.Floor == nil {
 		return nil, cmd.Start()
 	}
@@ -611,6 +621,9 @@ func (h *NoSandbox) Close() error {
 		killPipeHolders(c.inode)
 	}
 	h.wg.Wait()
+	// What is still in the session's cgroup, or adopted by the subreaper and
+	// the session's (reap.go); with Release nothing.
+	h.conf.teardown(h.opts.StopGrace)
 	if !h.opts.Release && h.started.Load() {
 		// What left its process group and the output pipe (a double-forked
 		// setsid daemon) still has the session's mark.
