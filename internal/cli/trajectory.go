@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +53,7 @@ type atifStep struct {
 	ToolCalls   []atifToolCall   `json:"tool_calls,omitempty"`
 	Observation *atifObservation `json:"observation,omitempty"`
 	Metrics     *atifMetrics     `json:"metrics,omitempty"`
+	Extra       map[string]any   `json:"extra,omitempty"`
 }
 
 type atifFinal struct {
@@ -77,6 +79,7 @@ type trajectoryWriter struct {
 	path    string
 	t       atifTrajectory
 	pending []string      // call ids of the last agent step not yet answered
+	system  string        // what the next message is when nodwyn, not a person, says it ("" for a person's)
 	flushed time.Time     // when the file was last written
 	cost    time.Duration // how long that write took
 	dirty   bool
@@ -126,8 +129,17 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 		}
 	case "message":
 		text, _ := d["text"].(string)
-		tw.add(atifStep{Timestamp: ts, Source: "user", Message: text})
+		st := atifStep{Timestamp: ts, Source: "user", Message: text}
+		if tw.system != "" {
+			// ATIF's "system" steps are what the agent system itself puts
+			// in the context (Harbor's rfcs/0001-trajectory-format.md); the
+			// model receives it as a user message, but no user wrote it.
+			st.Source, st.Extra = "system", map[string]any{"kind": tw.system}
+			tw.system = ""
+		}
+		tw.add(st)
 	case "model.reply":
+		tw.system = ""
 		text, _ := d["text"].(string)
 		in, _ := number(d["input_tokens"])
 		out, _ := number(d["output_tokens"])
@@ -181,6 +193,10 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 	case "note":
 		// Log notes were never shown to the model: not a step, kept aside.
 		text, _ := d["text"].(string)
+		if strings.HasPrefix(text, finishCheckNote) {
+			// runtime/finish.scm notes the check, then adds its message.
+			tw.system = "sandbox-finish-check"
+		}
 		if tw.t.Extra == nil {
 			tw.t.Extra = map[string]any{}
 		}
@@ -229,6 +245,10 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 		tw.flush()
 	}
 }
+
+// finishCheckNote begins the note runtime/finish.scm logs just before it
+// adds the sandbox finish check's message.
+const finishCheckNote = "sandbox finish check:"
 
 const flushEvery = 500 * time.Millisecond
 

@@ -10,7 +10,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/store"
 )
 
-// A writer that gets no further events still writes its steps within ~1 s,
+// A writer that gets no further events still writes its steps on a timer,
 // the file carries the session id, notes are not system steps and the run's
 // status sits under final_metrics.extra (Harbor forbids unknown fields).
 func TestTrajectoryTimerFlushAndShape(t *testing.T) {
@@ -24,11 +24,21 @@ func TestTrajectoryTimerFlushAndShape(t *testing.T) {
 	tw.event(store.Event{Type: "message", Time: now, Data: map[string]any{"text": "hi"}})
 	tw.event(store.Event{Type: "note", Time: now, Data: map[string]any{"text": "a note"}})
 	tw.event(store.Event{Type: "model.reply", Time: now, Data: map[string]any{"text": "ok"}})
-	time.Sleep(1 * time.Second)
+	// No event follows: the timer writes the reply. Wait for the file to
+	// have it (a generous deadline; the timer fires after half a second).
 	var got map[string]any
-	b, _ := os.ReadFile(p)
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
+	var b []byte
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		b, _ = os.ReadFile(p)
+		got = nil
+		json.Unmarshal(b, &got)
+		if steps, _ := got["steps"].([]any); len(steps) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the timer never wrote the second step:\n%s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if got["session_id"] != "s1" {
 		t.Fatalf("session_id = %v", got["session_id"])
