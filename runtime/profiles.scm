@@ -102,8 +102,49 @@
 
 (define (profile-named name)
   (let ((p (hash-table-ref/default profiles (if (symbol? name) name (string->symbol name)) #f)))
-    (or p (error "no such profile; define it with define-profile, or choose one of"
-                 name (hash-table-keys profiles)))))
+    (or p (error (no-such-profile-message
+                  (if (symbol? name) (symbol->string name) name)
+                  (map symbol->string (hash-table-keys profiles)))))))
+
+;; no-such-profile-message names the profile asked for and the ones there
+;; are, with the one it is a typo of when one is near: the whole message,
+;; no irritants (Go adds where the name came from: --profile,
+;; NODWYN_PROFILE or the config file's line).
+(define (no-such-profile-message name names)
+  (let ((near (nearest-name name names))
+        (all (string-join names ", ")))
+    (if near
+        (string-append "no such profile \"" name "\"; did you mean " near "? (the profiles are " all ")")
+        (string-append "no such profile \"" name "\"; choose one of " all
+                       ", or define it with define-profile in an init.scm"))))
+
+;; nearest-name is the name in names nearest to name when it is near
+;; enough to be a typo of it (one edit in a short name, up to a third of
+;; its letters in a longer one, as config.Suggest judges a config key),
+;; else #f.
+(define (nearest-name name names)
+  (let loop ((names names) (best #f) (best-d #f))
+    (if (null? names)
+        (and best (<= best-d (max 1 (quotient (string-length name) 3))) best)
+        (let ((d (edit-distance name (car names))))
+          (if (or (not best-d) (< d best-d))
+              (loop (cdr names) (car names) d)
+              (loop (cdr names) best best-d))))))
+
+;; edit-distance counts the letters to add, drop or change to make a b.
+(define (edit-distance a b)
+  (let* ((la (string-length a)) (lb (string-length b))
+         (row (make-vector (+ lb 1) 0)))
+    (do ((j 0 (+ j 1))) ((> j lb)) (vector-set! row j j))
+    (do ((i 1 (+ i 1))) ((> i la) (vector-ref row lb))
+      (let ((diag (vector-ref row 0)))
+        (vector-set! row 0 i)
+        (do ((j 1 (+ j 1))) ((> j lb))
+          (let ((up (vector-ref row j)))
+            (vector-set! row j
+                         (min (+ up 1) (+ (vector-ref row (- j 1)) 1)
+                              (+ diag (if (char=? (string-ref a (- i 1)) (string-ref b (- j 1))) 0 1))))
+            (set! diag up)))))))
 
 ;; The profile of this run, named by Go from the flag, environment or config,
 ;; or by (default-profile-name).

@@ -14,6 +14,7 @@ import (
 	"github.com/alecthomas/kong"
 	"golang.org/x/term"
 
+	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
@@ -46,6 +47,9 @@ type CLI struct {
 	Logout   LogoutCmd   `cmd:"" help:"Delete a provider's API key from the system keychain."`
 	Doctor   DoctorCmd   `cmd:"" help:"Print the setup a run would use: directories, config and its origins, provider, key found (never shown), git, shell, journal key, sandbox."`
 	Version  VersionCmd  `cmd:"" help:"Print nodwyn's version."`
+	Help     HelpCmd     `cmd:"" help:"Show the help of nodwyn or of a command ('nodwyn help run' is 'nodwyn run --help')."`
+
+	VersionFlag kong.VersionFlag `name:"version" short:"v" help:"Print nodwyn's version and exit."`
 }
 
 // env is what commands read from the process: streams and the environment.
@@ -95,6 +99,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	if len(args) == 0 && isTerminal(stdin) { // nodwyn alone at a terminal: the console
 		args = []string{"chat"}
 	}
+	if len(args) > 0 && args[0] == "help" && oneCommand(args) != nil { // nodwyn help [COMMAND…]: COMMAND… --help
+		args = append(append([]string(nil), args[1:]...), "--help")
+	}
 	// Most starts name their command and ask for no help: kong is then
 	// given that command alone, not the whole CLI, whose reflection was
 	// 3 of the 20 ms `nodwyn version` took. Help, and any error, go
@@ -122,6 +129,8 @@ func parseAndRun(root any, args []string, e *env, quiet bool) (code int, ok bool
 		kong.Writers(e.stdout, e.stderr),
 		kong.Exit(func(code int) { exitCode = code }),
 		kong.Bind(e),
+		kong.Help(helpWithExamples),
+		kong.Vars{"version": "nodwyn " + Version, "providers": config.ProviderList()},
 	}
 	if !quiet {
 		opts = append(opts, kong.UsageOnError())
@@ -144,7 +153,7 @@ func parseAndRun(root any, args []string, e *env, quiet bool) (code int, ok bool
 		}
 		fmt.Fprintf(e.stderr, "nodwyn: %v\n", err)
 		if pe, ok := err.(*kong.ParseError); ok && pe.Context != nil {
-			fmt.Fprintf(e.stderr, "run 'nodwyn %s --help' for usage\n", commandPath(pe.Context))
+			fmt.Fprintf(e.stderr, "run '%s --help' for usage\n", strings.TrimSpace("nodwyn "+commandPath(pe.Context)))
 		}
 		return ExitUsage, true
 	}
@@ -203,6 +212,21 @@ func commandPath(k *kong.Context) string {
 	return ""
 }
 
+// HelpCmd is `nodwyn help [COMMAND…]`. Main turns it into COMMAND… --help
+// before parsing; Run is for a parse that reaches it all the same.
+type HelpCmd struct {
+	Command []string `arg:"" optional:"" help:"The command, as in 'nodwyn help journal verify'."`
+}
+
+// Run shows the help.
+func (c *HelpCmd) Run(e *env) error {
+	var root CLI
+	if code, _ := parseAndRun(&root, append(c.Command, "--help"), e, false); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
 // VersionCmd prints the version.
 type VersionCmd struct{}
 
@@ -210,4 +234,168 @@ type VersionCmd struct{}
 func (VersionCmd) Run(e *env) error {
 	fmt.Fprintf(e.stdout, "nodwyn %s\n", Version)
 	return nil
+}
+
+// examples are the Examples section of each command's --help, by the
+// command's path ("" is nodwyn's own): the one place they are kept, and a
+// test holds every command to having some. Each is a command line and,
+// after " # ", what it does.
+var examples = map[string][]string{
+	"": {
+		`nodwyn run --script examples/demo/demo.script -C DIR "fix the bug"   # no key: the scripted model`,
+		`OPENAI_API_KEY=… nodwyn run --provider openai --model gpt-4.1 "task"`,
+		`nodwyn   # at a terminal: the console (nodwyn chat)`,
+		`nodwyn help run   # the help of a command`,
+	},
+	"run": {
+		`nodwyn run --provider openai --model gpt-4.1 "make the failing test pass"`,
+		`nodwyn run -C ~/src/app --timeout 30m --max-tool-calls 200 "task"`,
+		`nodwyn run --unattended --json "task" > events.jsonl   # nobody to ask: confirms declined`,
+		`nodwyn run --sandbox container --instruction-file task.md   # a disposable machine`,
+		`nodwyn run --resume last "now add a test for it"`,
+		`nodwyn run --script examples/demo/demo.script -C DIR "fix the bug"   # no key, no network`,
+	},
+	"chat": {
+		`nodwyn chat --provider anthropic --model claude-sonnet-4-5`,
+		`nodwyn chat --resume last`,
+		`printf 'fix the failing test\n/exit\n' | nodwyn chat   # one message a line`,
+	},
+	"scheme": {
+		`nodwyn scheme   # a REPL with the init chain loaded`,
+		`nodwyn scheme -C ~/src/app .nodwyn/init.scm   # run a file`,
+		`nodwyn scheme --profile lean --run-tools`,
+	},
+	"guard": {
+		`nodwyn guard -- 'cat ~/.ssh/id_rsa'`,
+		`nodwyn guard --sandbox container -- 'echo /etc/hosts | xargs cat'`,
+		`nodwyn guard --tool fs-write -- Makefile`,
+		`nodwyn guard --json -- 'rm -rf build'`,
+	},
+	"trust": {
+		`nodwyn trust -C ~/src/project`,
+		`nodwyn trust --list`,
+		`nodwyn trust --revoke -C ~/src/project`,
+	},
+	"sessions": {
+		`nodwyn sessions   # the newest 20`,
+		`nodwyn sessions -n 0   # all of them`,
+		`nodwyn sessions --json | jq -r '.[].id'`,
+	},
+	"log": {
+		`nodwyn log   # the last session's`,
+		`nodwyn log 20261205-2302   # an id, or its start`,
+		`nodwyn log last --json | jq -c 'select(.type == "tool.result")'`,
+	},
+	"undo": {
+		`nodwyn undo   # the versions kept of files under this folder`,
+		`nodwyn undo src/main.go`,
+		`nodwyn undo --restore 12`,
+	},
+	"journal": {
+		`nodwyn journal verify`,
+		`nodwyn journal show last`,
+	},
+	"journal verify": {
+		`nodwyn journal verify   # the last session's`,
+		`nodwyn journal verify 20261205-2302`,
+	},
+	"journal show": {
+		`nodwyn journal show`,
+		`nodwyn journal show last --json`,
+	},
+	"daemon": {
+		`nodwyn daemon &`,
+		`nodwyn daemon --socket /tmp/n/daemon.sock &   # docs/rpc.md: a session typed into socat`,
+		`NODWYN_SOCKET=/tmp/n/daemon.sock nodwyn run "task"   # a run the daemon holds`,
+	},
+	"attach": {
+		`nodwyn attach 20261205-230244-57fea6`,
+		`nodwyn attach --json ID > events.jsonl`,
+	},
+	"login": {
+		`nodwyn login openai   # asks for the key, without echo`,
+		`pass show openai-key | nodwyn login openai`,
+	},
+	"logout": {
+		`nodwyn logout anthropic`,
+	},
+	"doctor": {
+		`nodwyn doctor`,
+		`nodwyn doctor -C ~/src/app   # as a run there would see it`,
+	},
+	"version": {
+		`nodwyn version`,
+		`nodwyn --version`,
+	},
+	"help": {
+		`nodwyn help`,
+		`nodwyn help journal verify`,
+	},
+}
+
+// flagGroups put the flags of a long command's help under headings, by
+// the flag's name: the same flag is under the same heading in every
+// command. A flag not listed stays under "Flags:".
+var flagGroups = func() map[string]*kong.Group {
+	model := &kong.Group{Key: "model", Title: "The model:"}
+	confirm := &kong.Group{Key: "confirm", Title: "Confirms, trust and sandbox:"}
+	limits := &kong.Group{Key: "limits", Title: "Limits:"}
+	output := &kong.Group{Key: "output", Title: "Output and sessions:"}
+	m := map[string]*kong.Group{}
+	for g, names := range map[*kong.Group][]string{
+		model:   {"provider", "model", "base-url", "reasoning", "script", "no-keychain", "request-timeout", "idle-timeout"},
+		confirm: {"yolo", "unattended", "no-confirm", "judge", "sandbox", "trust-project", "contract", "no-kernel-floor", "writable"},
+		limits:  {"max-tool-calls", "timeout"},
+		output:  {"json", "trajectory", "quiet", "resume", "daemon", "detach"},
+	} {
+		for _, n := range names {
+			m[n] = g
+		}
+	}
+	return m
+}()
+
+// helpWithExamples is kong's help with the flags of run and chat grouped
+// (flagGroups) and the command's examples last.
+func helpWithExamples(options kong.HelpOptions, ctx *kong.Context) error {
+	node := ctx.Model.Node
+	if sel := ctx.Selected(); sel != nil {
+		node = sel
+		for _, f := range ctx.Model.Flags { // --version is nodwyn's, not each command's
+			if f.Name == "version" {
+				f.Hidden = true
+			}
+		}
+	}
+	if len(node.Flags) > 8 { // a short list reads best as one
+		for _, f := range node.Flags {
+			if g, ok := flagGroups[f.Name]; ok && f.Group == nil {
+				f.Group = g
+			}
+		}
+	}
+	if err := kong.DefaultHelpPrinter(options, ctx); err != nil {
+		return err
+	}
+	ex := examples[commandPathOf(node)]
+	if len(ex) == 0 || (ctx.Empty() && options.Summary) {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("\nExamples:\n")
+	for _, line := range ex {
+		b.WriteString("  " + line + "\n")
+	}
+	_, err := io.WriteString(ctx.Stdout, b.String())
+	return err
+}
+
+// commandPathOf is a command's path below nodwyn ("journal verify"), "" for
+// nodwyn itself.
+func commandPathOf(n *kong.Node) string {
+	var parts []string
+	for ; n != nil && n.Parent != nil; n = n.Parent {
+		parts = append([]string{n.Name}, parts...)
+	}
+	return strings.Join(parts, " ")
 }

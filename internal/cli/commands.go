@@ -36,12 +36,7 @@ func (GuardCmd) Help() string {
 The line is judged as a run on this machine would judge it: with the kernel
 floor when this kernel has Landlock (then, in sandbox mode, a line is not
 refused only for building a path the guard cannot follow: the kernel refuses
-what it really opens; see 'nodwyn doctor' and docs/sandbox.md).
-
-Examples:
-  nodwyn guard -- 'cat ~/.ssh/id_rsa'
-  nodwyn guard --sandbox container -- 'echo /etc/hosts | xargs cat'
-  nodwyn guard --tool fs-write -- Makefile`
+what it really opens; see 'nodwyn doctor' and docs/sandbox.md).`
 }
 
 // Run judges the line.
@@ -159,7 +154,8 @@ func openStore(e *env) (*store.Store, error) {
 
 // SessionsCmd is `nodwyn sessions`.
 type SessionsCmd struct {
-	JSON bool `name:"json" help:"Print the sessions as JSON."`
+	Limit int  `short:"n" name:"limit" default:"20" help:"List the newest N sessions (0: all of them)." placeholder:"N"`
+	JSON  bool `name:"json" help:"Print the sessions as JSON."`
 }
 
 // Run lists sessions.
@@ -172,6 +168,18 @@ func (c *SessionsCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if c.Limit < 0 {
+		return usageErr("--limit %d: give a number of sessions, or 0 for all of them", c.Limit)
+	}
+	more := 0
+	if c.Limit > 0 && len(list) > c.Limit {
+		more, list = len(list)-c.Limit, list[:c.Limit]
+	}
+	defer func() {
+		if more > 0 { // on stderr: stdout stays the listing, or the JSON
+			fmt.Fprintf(e.stderr, "%d more; --limit 0 for all\n", more)
+		}
+	}()
 	if c.JSON {
 		for i := range list {
 			list[i].Messages = nil
@@ -196,7 +204,7 @@ func (c *SessionsCmd) Run(e *env) error {
 
 // LogCmd is `nodwyn log`.
 type LogCmd struct {
-	ID   string `arg:"" help:"The session: an id from 'nodwyn sessions', its start, or 'last'."`
+	ID   string `arg:"" optional:"" default:"last" help:"The session: an id from 'nodwyn sessions', its start, or 'last' (the default)."`
 	JSON bool   `name:"json" help:"Print the raw JSONL events."`
 }
 
@@ -208,7 +216,7 @@ func (c *LogCmd) Run(e *env) error {
 	}
 	id, err := st.ResolveID(c.ID)
 	if err != nil {
-		return usageErr("nodwyn log %s: %v", c.ID, err)
+		return usageErr("%v", err) // it names the id it was given
 	}
 	path := st.LogPath(id)
 	if _, err := os.Stat(path); err != nil {

@@ -23,7 +23,7 @@ import (
 
 // DoctorCmd is `nodwyn doctor`.
 type DoctorCmd struct {
-	Folder string `short:"C" name:"folder" default:"." help:"The folder a run would work in: its trusted .nodwyn/config.toml is read as a run reads it."`
+	Folder string `short:"C" name:"folder" default:"." help:"The folder a run would work in: the project's trusted .nodwyn/config.toml is found and read as a run reads it."`
 }
 
 // Help says what doctor prints.
@@ -36,7 +36,10 @@ changes nothing (except that it reads the trust record):
   config sources     the config files read, in order (a later one wins), and
                      the environment; then every key that is set, its value
                      and where it came from (file:line or env NAME)
-  project            whether the folder's .nodwyn/ files are trusted and read
+  project            where the project's .nodwyn/ is (the folder's, else the
+                     nearest above it up to the git work tree's root; where
+                     it looked when there is none), and whether its files
+                     are trusted and read
   provider           name, model and base_url as a run would use them
   api key            whether one is found, and where (the variable's name or
                      credentials.toml); never the key
@@ -82,17 +85,33 @@ func (c *DoctorCmd) Run(e *env) error {
 		return usageErr("--folder: %v", err)
 	}
 	var project []byte
+	// Where the project's .nodwyn/ is: the folder's, else the nearest
+	// above it in its git work tree, as a run looks; where it looked when
+	// there is none.
+	projectDir, looked := config.FindProject(folder)
+	where, none := folder, ""
+	if _, err := os.Lstat(filepath.Join(projectDir, ".nodwyn")); err != nil {
+		if _, err := os.Lstat(filepath.Join(looked[len(looked)-1], ".git")); err == nil {
+			none = fmt.Sprintf("no .nodwyn/ (looked in %s, up to the git work tree's root)", strings.Join(looked, ", "))
+		} else {
+			none = "no .nodwyn/ (looked in the folder only: it is in no git work tree)"
+		}
+	} else if projectDir != folder {
+		where = fmt.Sprintf("%s (found from %s)", projectDir, folder)
+	}
 	if pt, err := trustedProject(dirs, folder); err != nil {
-		bad("project: %s: %v", folder, err)
+		bad("project: %s: %v", where, err)
 	} else {
 		project = pt.config
 		switch {
 		case pt.note != "":
-			fmt.Fprintf(w, "project: %s: %s\n", folder, pt.note)
+			fmt.Fprintf(w, "project: %s: %s\n", where, pt.note)
+		case none != "":
+			fmt.Fprintf(w, "project: %s: %s\n", where, none)
 		case project == nil:
-			fmt.Fprintf(w, "project: %s: no .nodwyn/config.toml\n", folder)
+			fmt.Fprintf(w, "project: %s: no .nodwyn/config.toml\n", where)
 		default:
-			fmt.Fprintf(w, "project: %s: trusted, its config.toml is read\n", folder)
+			fmt.Fprintf(w, "project: %s: trusted, its config.toml is read\n", where)
 		}
 	}
 	cfg, err := config.LoadWith(dirs, folder, project, e.getenv)

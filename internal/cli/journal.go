@@ -117,7 +117,7 @@ func openJournal(e *env, cmd, ref string) (*store.Store, string, string, error) 
 	}
 	id, err := st.ResolveID(ref)
 	if err != nil {
-		return nil, "", "", usageErr("nodwyn journal %s %s: %v", cmd, ref, err)
+		return nil, "", "", usageErr("journal %s: %v", cmd, err) // err names the session it was given
 	}
 	path := st.JournalPath(id)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {

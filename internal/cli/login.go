@@ -77,7 +77,8 @@ func (c *LoginCmd) Run(e *env) error {
 	}
 	_, dirs := homeDirs(e.getenv)
 	if err := (keychain.Keychain{Getenv: e.getenv}).Set(c.Provider, key); err != nil {
-		return &exitError{code: ExitFailed, err: fmt.Errorf("%w\n(nothing stored; the credentials file is %s: [keys] %s = \"...\", mode 0600)", err, config.CredentialsPath(dirs), c.Provider)}
+		return &exitError{code: ExitFailed, err: fmt.Errorf("%w, then run 'nodwyn login %s' again\n(nothing stored; or keep the key in the credentials file %s: [keys] %s = \"...\", mode 0600)",
+			keychainFailure(err), c.Provider, config.CredentialsPath(dirs), c.Provider)}
 	}
 	fmt.Fprintf(e.stdout, "stored: the %s key, in %s\n", c.Provider, keychain.Where(c.Provider))
 	if f, err := findKey(dirs, c.Provider, personKeyEnv(e.getenv, dirs), e.getenv, true); err == nil && f.key != "" {
@@ -90,7 +91,7 @@ func (c *LoginCmd) Run(e *env) error {
 func (c *LogoutCmd) Run(e *env) error {
 	deleted, err := (keychain.Keychain{Getenv: e.getenv}).Delete(c.Provider)
 	if err != nil {
-		return &exitError{code: ExitFailed, err: err}
+		return &exitError{code: ExitFailed, err: fmt.Errorf("%w, then run 'nodwyn logout %s' again (nothing was deleted)", keychainFailure(err), c.Provider)}
 	}
 	if deleted {
 		fmt.Fprintf(e.stdout, "deleted: the %s key, from %s\n", c.Provider, keychain.Where(c.Provider))
@@ -102,6 +103,28 @@ func (c *LogoutCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "note: a run here still finds a key for %s, in %s\n", c.Provider, f.where)
 	}
 	return nil
+}
+
+// keychainFailure is a failed keychain call told for login and logout:
+// what failed and what to do about the keychain itself. The keychain's
+// own message ends with what a run can do instead (--no-keychain), which
+// is no flag of these commands.
+func keychainFailure(err error) error {
+	var ke *keychain.Error
+	if !errors.As(err, &ke) {
+		return err
+	}
+	what := fmt.Sprintf("the system keychain: cannot %s the %s key", ke.Op, ke.User)
+	switch {
+	case errors.Is(ke.Kind, keychain.ErrUnavailable):
+		return fmt.Errorf("%s: %w (%s): start a keyring daemon (gnome-keyring-daemon, KeePassXC's Secret Service)", what, ke.Kind, ke.Detail)
+	case errors.Is(ke.Kind, keychain.ErrTimeout):
+		return fmt.Errorf("%s: %w within %s (is it hung, or waiting for someone to type its password?): unlock or restart it", what, ke.Kind, ke.Timeout)
+	}
+	if ke.Err == nil {
+		return fmt.Errorf("%s (is it locked, or its daemon broken?): unlock or restart it", what)
+	}
+	return fmt.Errorf("%s: %w (is it locked, or its daemon broken?): unlock or restart it", what, ke.Err)
 }
 
 // personKeyEnv is [provider] key_env of the person's own config.toml (a

@@ -18,7 +18,7 @@ import (
 
 // TrustCmd is `nodwyn trust`.
 type TrustCmd struct {
-	Folder string `short:"C" name:"folder" default:"." help:"The project folder whose .nodwyn/ files to trust."`
+	Folder string `short:"C" name:"folder" default:"." help:"The project folder whose .nodwyn/ files to trust (its own .nodwyn/, else the nearest one above it in its git work tree)."`
 	List   bool   `help:"List the trusted folders and their files."`
 	Revoke bool   `help:"Forget the folder's trust: its .nodwyn/ files are not loaded until it is trusted again."`
 }
@@ -38,10 +38,8 @@ unattended run (--unattended, --sandbox, --no-confirm, or no terminal on standar
 input) stops with exit 2 before any model call, unless the run says
 --trust-project (a flag of that run only: config and Scheme cannot say it).
 
-Examples:
-  nodwyn trust -C ~/src/project
-  nodwyn trust --list
-  nodwyn trust --revoke -C ~/src/project`
+The project's .nodwyn/ is the folder's own, else the nearest one above it up
+to the root of its git work tree (where a run finds it too).`
 }
 
 // trustRecord is the path of the trust record.
@@ -86,12 +84,14 @@ func (c *TrustCmd) Run(e *env) error {
 		}
 		return nil
 	}
+	// The project is found from a subdirectory as a run finds it.
+	folder := config.ProjectDir(c.Folder)
 	if c.Revoke {
-		had, err := st.Revoke(c.Folder)
+		had, err := st.Revoke(folder)
 		if err != nil {
 			return &exitError{code: ExitFailed, err: err}
 		}
-		abs, _ := trust.Abs(c.Folder)
+		abs, _ := trust.Abs(folder)
 		abs = termtext.Line(abs)
 		if had {
 			fmt.Fprintf(e.stdout, "revoked: %s's .nodwyn/ files are not loaded until it is trusted again\n", abs)
@@ -100,7 +100,7 @@ func (c *TrustCmd) Run(e *env) error {
 		}
 		return nil
 	}
-	p, err := st.Check(c.Folder)
+	p, err := st.Check(folder)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -117,7 +117,9 @@ func (c *TrustCmd) Run(e *env) error {
 				return &exitError{code: ExitFailed, err: err}
 			}
 		}
-		fmt.Fprintf(e.stdout, "%s has no project files (.nodwyn/config.toml, .nodwyn/**/*.scm): nothing to trust\n", termtext.Line(p.Folder))
+		abs, _ := filepath.Abs(c.Folder)
+		_, looked := config.FindProject(abs)
+		fmt.Fprintf(e.stdout, "no project files (.nodwyn/config.toml, .nodwyn/**/*.scm) in %s: nothing to trust\n", termtext.Line(strings.Join(looked, ", ")))
 		return nil
 	}
 	showProject(e.stdout, st, p)
@@ -190,7 +192,9 @@ func checkProjectTrust(dirs config.Dirs, folder string, trustFlag, unattended bo
 	if err != nil {
 		return projectTrust{}, err
 	}
-	p, err := st.Check(folder)
+	// The project's .nodwyn/ is the folder's, else the nearest one above
+	// it in its git work tree (config.FindProject).
+	p, err := st.Check(config.ProjectDir(folder))
 	if err != nil {
 		return projectTrust{}, usageErr("%v", err)
 	}

@@ -121,3 +121,37 @@ func distance(a, b string) int {
 	}
 	return d[len(ra)][len(rb)]
 }
+
+// Providers are the model providers, the values of [provider] name and
+// --provider, each with what it is: the one list that help and messages
+// read.
+var Providers = []struct{ Name, About string }{
+	{"openai", "Chat Completions, and the servers compatible with it"},
+	{"openai-responses", "OpenAI's Responses API"},
+	{"anthropic", "Anthropic's Messages API"},
+	{"script", "the scripted model, no key; docs/script-provider.md"},
+}
+
+// ProviderList is [Providers] as a sentence: "openai (…), …, or script (…)".
+func ProviderList() string {
+	var b strings.Builder
+	for i, p := range Providers {
+		switch {
+		case i == len(Providers)-1:
+			b.WriteString(", or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString(p.Name + " (" + p.About + ")")
+	}
+	return b.String()
+}
+
+// ProviderNames are the names of [Providers].
+func ProviderNames() []string {
+	var out []string
+	for _, p := range Providers {
+		out = append(out, p.Name)
+	}
+	return out
+}
