@@ -226,7 +226,7 @@ func (st *compatState) stream(ctx context.Context, r retrier, onDelta func(Delta
 		}
 		pe.Note = note
 		if r.onRetry != nil {
-			r.onRetry(pe.Attempts, 0, err)
+			r.onRetry(pe.Attempts, 0, pe.asNote(true))
 		}
 	}
 }

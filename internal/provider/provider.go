@@ -196,7 +196,11 @@ type Config struct {
 	// called from the goroutine that called Stream.
 	OnEvent func()
 	// OnRetry, when set, is called before each wait between attempts, with
-	// the attempt that failed (1-based), the wait and the failure.
+	// the attempt that failed (1-based), the wait and the failure: an
+	// *Error whose text is short, for a note — it leaves out the endpoint,
+	// which the request's final error names (a request says its URL once,
+	// however often it is retried), and says the hint in the first note
+	// only.
 	OnRetry func(attempt int, wait time.Duration, err error)
 }
 

@@ -30,6 +30,7 @@ type Error struct {
 	Hint     string // what to change, said last (a timeout names its setting)
 
 	deadlineFirst bool // retries stopped because the run's deadline comes first
+	brief         bool // a retry note's (asNote)
 }
 
 // ErrDeadlineBeforeRetry matches (errors.Is) the error of a request whose
@@ -42,7 +43,9 @@ func (e *Error) Is(target error) bool { return target == ErrDeadlineBeforeRetry 
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "provider %s: %s %s: ", e.Provider, e.Method, e.URL)
+	if !e.brief {
+		fmt.Fprintf(&b, "provider %s: %s %s: ", e.Provider, e.Method, e.URL)
+	}
 	switch {
 	case e.Status != 0:
 		fmt.Fprintf(&b, "%d %s", e.Status, http.StatusText(e.Status))
@@ -51,14 +54,18 @@ func (e *Error) Error() string {
 	default:
 		b.WriteString("request failed")
 	}
-	if e.Attempts > 1 {
+	if e.Attempts > 1 && !e.brief {
 		fmt.Fprintf(&b, " after %d attempts", e.Attempts)
 	}
 	if e.Note != "" {
 		b.WriteString(" (" + e.Note + ")")
 	}
 	if e.Status != 0 && e.Body != "" {
-		b.WriteString(": " + e.Body)
+		if e.brief {
+			b.WriteString(": " + excerpt(e.Body, maxNoteBody))
+		} else {
+			b.WriteString(": " + e.Body)
+		}
 	}
 	if e.Hint != "" {
 		b.WriteString("; " + e.Hint)
@@ -67,6 +74,24 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// asNote is e as a retry note says it (Config.OnRetry): without the
+// provider and the endpoint, which the request's final error names, so
+// that a request says its URL once however often it is retried; without
+// the attempts, which the note's caller counts; the body cut shorter; and
+// the hint only in the first note (first), as what to change is the same
+// each time. Its fields are e's.
+func (e *Error) asNote(first bool) *Error {
+	n := *e
+	n.brief = true
+	if !first {
+		n.Hint = ""
+	}
+	return &n
+}
+
+// maxNoteBody is how much of an error body a retry note quotes.
+const maxNoteBody = 160
 
 // ErrIdleTimeout is wrapped by the error of an attempt cut because no byte
 // came for Config.IdleTimeout, or only pings and SSE comments did.
@@ -375,7 +400,7 @@ func (r retrier) do(ctx context.Context, onDelta func(Delta), fn attemptFunc) (R
 			return Reply{}, fail
 		}
 		if r.onRetry != nil {
-			r.onRetry(attempt, wait, fail)
+			r.onRetry(attempt, wait, fail.asNote(attempt == 1))
 		}
 		if onDelta != nil {
 			onDelta(Delta{Restart: true})

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -129,5 +130,58 @@ func TestRetryStopsAtRunDeadline(t *testing.T) {
 	}
 	if !errors.Is(err, ErrDeadlineBeforeRetry) { // the run ends for its deadline (exit 3), not as failed
 		t.Fatalf("the error does not say the deadline stopped the retries: %v", err)
+	}
+}
+
+// A request retried says its URL once, in its final error: the retry
+// notes are short, and say neither the URL nor the address dialled, and
+// what to change is said in the first note only.
+func TestRetryNotesSayTheURLOnce(t *testing.T) {
+	ws := newWireServer(t, status(200, ``))
+	base := ws.srv.URL
+	hostport := strings.TrimPrefix(base, "http://")
+	ws.srv.Close() // refused
+	var notes []string
+	m, err := New(fastRetries(Config{Provider: "openai", BaseURL: base + "/v1", Model: "m", MaxRetries: 2,
+		OnRetry: func(_ int, _ time.Duration, err error) { notes = append(notes, err.Error()) }}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Stream(ctxT(t), sampleRequest, nil)
+	want := []string{"connection failed: dial tcp: connect: connection refused", "connection failed: dial tcp: connect: connection refused"}
+	if fmt.Sprint(notes) != fmt.Sprint(want) {
+		t.Errorf("notes %q, want %q", notes, want)
+	}
+	if err == nil || err.Error() != "provider openai: POST "+base+"/v1/chat/completions: connection failed: dial tcp: connect: connection refused after 3 attempts" {
+		t.Errorf("final error %v", err)
+	}
+	if err != nil && strings.Count(err.Error(), hostport) != 1 {
+		t.Errorf("the final error says %s %d times, want once: %v", hostport, strings.Count(err.Error(), hostport), err)
+	}
+
+	// A status, with its body cut short, and the hint said once.
+	busy := `{"error":{"message":"` + strings.Repeat("busy ", 100) + `"}}`
+	ws = newWireServer(t, status(503, busy))
+	notes = nil
+	m = newTestOpenAI(t, ws, Config{MaxRetries: 2, OnRetry: func(_ int, _ time.Duration, err error) { notes = append(notes, err.Error()) }})
+	_, err = m.Stream(ctxT(t), sampleRequest, nil)
+	wantNote := "503 Service Unavailable: " + excerpt(busy, maxNoteBody)
+	if len(notes) != 2 || notes[0] != wantNote || notes[1] != wantNote {
+		t.Errorf("notes %q, want twice %q", notes, wantNote)
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), "provider openai: POST "+ws.srv.URL+"/v1/chat/completions: 503 Service Unavailable after 3 attempts: ") {
+		t.Errorf("final error %v", err)
+	}
+
+	ws = newWireServer(t, stallSilently)
+	notes = nil
+	m = newTestOpenAI(t, ws, Config{MaxRetries: 2, IdleTimeout: 100 * time.Millisecond, OnRetry: func(_ int, _ time.Duration, err error) { notes = append(notes, err.Error()) }})
+	_, err = m.Stream(ctxT(t), sampleRequest, nil)
+	first := "idle timeout: no data from the model for 100ms, not a byte; if the model is slow rather than stalled, raise [provider] idle_timeout in config.toml or --idle-timeout"
+	if len(notes) != 2 || notes[0] != first || notes[1] != "idle timeout: no data from the model for 100ms, not a byte" {
+		t.Errorf("notes %q", notes)
+	}
+	if err == nil || !strings.HasSuffix(err.Error(), "after 3 attempts; if the model is slow rather than stalled, raise [provider] idle_timeout in config.toml or --idle-timeout") {
+		t.Errorf("final error %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -67,6 +68,13 @@ func (c *capture) send(ctx context.Context, hc *http.Client, target string, head
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
+		}
+		// The address dialled, when it is the URL's host and port, which
+		// the error names already, is not said again.
+		if oe, ok := err.(*net.OpError); ok && oe.Addr != nil && oe.Addr.String() == hostPort(u.Scheme, u.Host) {
+			short := *oe
+			short.Source, short.Addr = nil, nil
+			err = &short
 		}
 		return nil, nil, fmt.Errorf("connection failed: %w", err)
 	}
