@@ -30,7 +30,7 @@ type ChatCmd struct {
 	Folder         string        `short:"C" name:"folder" help:"The folder to work in (default: the current folder; with --resume, the session's)."`
 	Resume         string        `help:"Continue this session (an id from 'nodwyn sessions', its start, or 'last') in the console: the first message goes on from its saved conversation."`
 	Profile        string        `help:"Loop profile: lean, full, or one a project's init.scm defines (default: [loop] profile, NODWYN_PROFILE, else full)."`
-	Provider       string        `help:"Model provider: ${providers}."`
+	Provider       string        `help:"Model provider (the help lists config.Providers)."`
 	Model          string        `help:"The model's name at the provider."`
 	BaseURL        string        `name:"base-url" help:"The provider's endpoint (also OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."`
 	Script         string        `type:"existingfile" help:"Use the scripted model with this reply file (implies --provider script; docs/script-provider.md)."`

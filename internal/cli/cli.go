@@ -130,7 +130,8 @@ func parseAndRun(root any, args []string, e *env, quiet bool) (code int, ok bool
 		kong.Exit(func(code int) { exitCode = code }),
 		kong.Bind(e),
 		kong.Help(helpWithExamples),
-		kong.Vars{"version": "nodwyn " + Version, "providers": config.ProviderList()},
+		kong.Vars{"version": "nodwyn " + Version},
+		kong.ValueFormatter(flagHelp),
 	}
 	if !quiet {
 		opts = append(opts, kong.UsageOnError())
@@ -388,6 +389,15 @@ func helpWithExamples(options kong.HelpOptions, ctx *kong.Context) error {
 	}
 	_, err := io.WriteString(ctx.Stdout, b.String())
 	return err
+}
+
+// flagHelp is a flag's help as kong shows it, but for --provider, whose
+// list of providers is config.Providers, the one place they are named.
+func flagHelp(v *kong.Value) string {
+	if v.Name == "provider" && v.Flag != nil {
+		return "Model provider: " + config.ProviderList() + "."
+	}
+	return kong.DefaultHelpValueFormatter(v)
 }
 
 // commandPathOf is a command's path below nodwyn ("journal verify"), "" for

@@ -77,7 +77,7 @@ func (c *LoginCmd) Run(e *env) error {
 	}
 	_, dirs := homeDirs(e.getenv)
 	if err := (keychain.Keychain{Getenv: e.getenv}).Set(c.Provider, key); err != nil {
-		return &exitError{code: ExitFailed, err: fmt.Errorf("%w, then run 'nodwyn login %s' again\n(nothing stored; or keep the key in the credentials file %s: [keys] %s = \"...\", mode 0600)",
+		return &exitError{code: ExitFailed, err: fmt.Errorf("%w, then run 'nodwyn login %s' again\n(nothing stored; the credentials file is %s: [keys] %s = \"...\", mode 0600)",
 			keychainFailure(err), c.Provider, config.CredentialsPath(dirs), c.Provider)}
 	}
 	fmt.Fprintf(e.stdout, "stored: the %s key, in %s\n", c.Provider, keychain.Where(c.Provider))
