@@ -119,7 +119,8 @@ func messageTokens(m provider.Message) int {
 }
 
 // replaceMessages is (replace-messages! from to summary): messages
-// [from, to) become one user message. A tool call and its result are never
+// [from, to) become one user message, unless the summary is not smaller
+// than they are (#f, and a note says so). A tool call and its result are never
 // separated: the range may not start on a tool result (its call would stay
 // without it) nor end before one (its call would go).
 func (s *Session) replaceMessages(from, to int, summary string) (scheme.Value, error) {
@@ -138,6 +139,19 @@ func (s *Session) replaceMessages(from, to int, summary string) (scheme.Value, e
 	}
 	if strings.TrimSpace(summary) == "" {
 		return nil, scheme.Errorf("replace-messages!: the summary is empty")
+	}
+	// A summary no smaller than what it replaces (a short conversation)
+	// would make the next request larger: it is refused, and said.
+	replaced := 0
+	for _, m := range s.messages[from:to] {
+		replaced += messageTokens(m)
+	}
+	if sum := messageTokens(provider.Message{Role: provider.RoleUser, Content: summary}); sum >= replaced {
+		why := fmt.Sprintf("the summary (about %d tokens) is not smaller than the %d messages it would replace (about %d tokens); the conversation is kept as it was",
+			sum, to-from, replaced)
+		s.console.refused = why
+		s.Note("compaction refused: " + why)
+		return false, nil
 	}
 	before := s.contextTokens()
 	removed := to - from

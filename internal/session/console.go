@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -21,7 +22,11 @@ import (
 
 // consoleState is what a console session keeps between its turns.
 type consoleState struct {
-	begun bool // run.start has been emitted (the first Continue)
+	begun bool      // run.start has been emitted (the first Continue)
+	began time.Time // when: the console's run starts at its first message, not at the prompt
+	// refused says why the last (replace-messages! …) replaced nothing
+	// (compact.go): Compact tells the person.
+	refused string
 }
 
 // ErrNoCompaction is what Compact returns when no procedure is bound to
@@ -48,7 +53,7 @@ func (s *Session) Continue(ctx context.Context, text string) Outcome {
 	profile := s.profileName()
 	proc := "continue-session"
 	if !s.console.begun {
-		s.console.begun, proc = true, "run-session"
+		s.console.begun, s.console.began, proc = true, time.Now(), "run-session"
 		if s.opts.ResumeID == "" {
 			s.opts.Instruction = text // (instruction), run.start and the saved state's task
 		}
@@ -75,31 +80,158 @@ func (s *Session) Continue(ctx context.Context, text string) Outcome {
 		s.turnInterrupted(ctx)
 	}
 	s.saveState(out.Status, profile)
-	if s.storeErr != nil && out.Status != "failed" {
-		out = Outcome{Status: "failed", Text: s.storeErr.Error(), Err: s.storeErr}
+	if s.storeErr != nil {
+		out = s.storageOutcome()
 	}
 	return out
 }
 
+// StorageFailed is the error a session ends with when its log or state
+// could not be written: it wraps ErrStorage and the write's error (a full
+// disk's syscall.ENOSPC). What was written before stays whole (a log line
+// is one write, a state file is renamed into place), so the session can be
+// resumed by ID once Dir can be written again.
+type StorageFailed struct {
+	ID  string
+	Dir string // the data directory
+	Err error
+}
+
+func (e *StorageFailed) Error() string { return e.Err.Error() }
+func (e *StorageFailed) Unwrap() error { return e.Err }
+
+// Advice says what to do, with the command that continues the session
+// ("nodwyn run" or "nodwyn chat").
+func (e *StorageFailed) Advice(command string) string {
+	return fmt.Sprintf("the session is saved up to its last complete step: once %s can be written again (free space on its disk), continue it with: %s --resume %s",
+		e.Dir, command, e.ID)
+}
+
+// storageOutcome is how a session ends whose log or state could not be
+// written.
+func (s *Session) storageOutcome() Outcome {
+	err := &StorageFailed{ID: s.ID, Dir: s.opts.Dirs.Data, Err: s.storeErr}
+	if s.opts.Store != nil {
+		err.Dir = s.opts.Store.Root
+	}
+	return Outcome{Status: "failed", Text: s.storeErr.Error(), Err: err}
+}
+
 // turnInterrupted leaves the conversation well formed and saying so after
 // an interrupted turn: the calls of the last reply that were not answered
-// are answered (with their result when they ran), then a user message
-// tells the model the person interrupted it.
+// are answered (a call stopped while it ran was, by callTool), then a user
+// message tells the model the person interrupted it.
 func (s *Session) turnInterrupted(ctx context.Context) {
 	// ctx is cancelled: what Scheme says here gets a few seconds of its own.
 	sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer stop()
-	var ran []store.Event
-	if s.opts.Store != nil && !s.opts.Dry {
-		ran = ranResults(s.opts.Store.LogPath(s.ID))
-	}
-	closeDanglingWith(&s.messages, ran, danglingAnswers{
-		ran: func(out string) string {
-			return s.say(sctx, "interrupted-call-result", defaultDangling.ran(out), scheme.NewString(out))
-		},
-		notRun: s.say(sctx, "interrupted-call-not-run", defaultDangling.notRun),
-	})
+	s.closeInterrupted(sctx)
 	s.addUser(s.say(sctx, "person-interrupted-message", "[the person interrupted you]"))
+}
+
+// closeInterrupted answers the calls of the conversation's last reply that
+// have no result in it, from what the session's log says of each: one
+// whose tool.result is there ran before the session stopped (that
+// result); one the log shows allowed and started but with no result was
+// still running when the process ended (killed, or the machine stopped):
+// the model is told so, with how long it had run at least, and the log
+// gets its tool.result; the others did not run. A resumed session calls
+// it once its Scheme is loaded (New), and a console turn the person
+// interrupted.
+func (s *Session) closeInterrupted(ctx context.Context) {
+	var evs []store.Event
+	if s.opts.Store != nil && !s.opts.Dry {
+		evs, _, _ = store.ReadLogSkipping(s.opts.Store.LogPath(s.ID))
+	}
+	// The events of the log's last reply: its calls, decisions and results.
+	var last time.Time
+	calls, allowed := map[string]store.Event{}, map[string]bool{}
+	var results []store.Event
+	for _, ev := range evs {
+		last = ev.Time
+		id, _ := ev.Data["id"].(string)
+		switch ev.Type {
+		case "model.reply":
+			calls, allowed, results = map[string]store.Event{}, map[string]bool{}, nil
+		case "tool.call":
+			if id != "" {
+				calls[id] = ev
+			}
+		case "tool.decision":
+			if ok, _ := ev.Data["allowed"].(bool); ok && id != "" {
+				allowed[id] = true
+			}
+		case "tool.result":
+			results = append(results, ev)
+		}
+	}
+	m := s.messages
+	i := len(m) - 1
+	for i >= 0 && (m[i].Role != provider.RoleAssistant || len(m[i].ToolCalls) == 0) {
+		i--
+	}
+	if i < 0 {
+		return
+	}
+	answered := map[string]bool{}
+	for _, later := range m[i+1:] {
+		if later.Role == provider.RoleTool {
+			answered[later.ToolCallID] = true
+		}
+	}
+	used := make([]bool, len(results))
+	resultOf := func(tc provider.ToolCall) (store.Event, bool) {
+		for j, ev := range results { // by id; a log of before ids, by name in order
+			id, _ := ev.Data["id"].(string)
+			name, _ := ev.Data["name"].(string)
+			if !used[j] && (id == tc.ID || (id == "" && name == tc.Name)) {
+				used[j] = true
+				return ev, true
+			}
+		}
+		return store.Event{}, false
+	}
+	for _, tc := range m[i].ToolCalls {
+		if answered[tc.ID] {
+			resultOf(tc) // its result is the one the conversation has
+			continue
+		}
+		if ev, ok := resultOf(tc); ok {
+			out, _ := ev.Data["output"].(string)
+			isErr, _ := ev.Data["error"].(bool)
+			text := out
+			if _, stopped := ev.Data["stopped"]; !stopped { // a stopped call's result says so itself
+				text = s.say(ctx, "interrupted-call-result", defaultDangling.ran(out), scheme.NewString(out))
+			}
+			m = append(m, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: text, IsError: isErr})
+			continue
+		}
+		text := s.say(ctx, "interrupted-call-not-run", defaultDangling.notRun)
+		call, logged := calls[tc.ID]
+		stopped := "not-run"
+		var ran time.Duration
+		if logged && allowed[tc.ID] {
+			ran, stopped = max(0, last.Sub(call.Time)), "session-ended"
+			text = s.say(ctx, "interrupted-call-stopped", unfinishedText(tc.Name, seconds(ran)),
+				scheme.NewString(tc.Name), scheme.NewString(seconds(ran)))
+		}
+		if logged { // the log has its call: it gets its result too
+			s.emit("tool.result", map[string]any{
+				"id": tc.ID, "name": tc.Name, "error": true, "exit": -1, "output": text,
+				"changed": []string{}, "ms": ran.Milliseconds(), "stopped": stopped,
+			})
+		}
+		m = append(m, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: text, IsError: true})
+	}
+	s.messages = m
+}
+
+// unfinishedText is what the model reads of a call that was running when
+// the session's process ended (interrupted-call-stopped in
+// prompts/messages.scm may say it otherwise).
+func unfinishedText(name, ran string) string {
+	return fmt.Sprintf("stopped: this %s call started and had run for at least %s when the session ended while it ran "+
+		"(its process was stopped or killed); what it printed was not kept. Check what it did before you run it again", name, ran)
 }
 
 // End ends a console session: the run.end event with the totals and last,
@@ -112,11 +244,11 @@ func (s *Session) End(last Outcome) Outcome {
 	// As Run's run.end (TestConsoleEventsAreARunsEvents holds them equal).
 	s.emit("run.end", s.usageData(s.usage, map[string]any{
 		"status": last.Status, "text": s.redact(last.Text), "tool_call_count": s.toolCalls,
-		"requests": s.requests, "elapsed_ms": time.Since(s.started).Milliseconds(),
+		"requests": s.requests, "elapsed_ms": time.Since(s.console.began).Milliseconds(),
 	}))
 	s.saveState(last.Status, s.profileName())
-	if s.storeErr != nil && last.Status != "failed" {
-		last = Outcome{Status: "failed", Text: s.storeErr.Error(), Err: s.storeErr}
+	if s.storeErr != nil {
+		last = s.storageOutcome()
 	}
 	return last
 }
@@ -152,9 +284,10 @@ func (s *Session) Totals() Totals { return Totals{Usage: s.usage, ToolCalls: s.t
 
 // Compact calls (compact-now!) as the init chain defines it
 // (runtime/compact.scm), under ctx and the run's deadline. compacted is
-// false when it returned #f (nothing to compact); text is what it returned
-// when that was a string. ErrNoCompaction when compact-now! is not a
-// procedure.
+// false when it returned #f (nothing to compact), or when the summary it
+// made was not smaller than what it would replace (text then says so:
+// the conversation is as it was); text is what it returned when that was
+// a string. ErrNoCompaction when compact-now! is not a procedure.
 func (s *Session) Compact(ctx context.Context) (compacted bool, text string, err error) {
 	proc, ok := s.interp.Lookup("compact-now!")
 	if !ok || !scheme.IsProcedure(proc) {
@@ -168,7 +301,12 @@ func (s *Session) Compact(ctx context.Context) (compacted bool, text string, err
 		defer stop()
 	}
 	s.cancel = cancel
+	s.console.refused = ""
 	v, err := s.interp.Call(ctx, proc)
+	if why := s.console.refused; err == nil && why != "" {
+		s.console.refused = ""
+		return false, "not compacted: " + why, nil
+	}
 	if s.console.begun && s.state != nil {
 		s.saveState(s.state.Status, s.profileName()) // what the model now sees
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -22,7 +24,25 @@ func (s *Session) addUser(text string) {
 }
 
 func (s *Session) addToolResult(id, name, text string, isErr bool) {
+	if id != "" && s.answered(id) {
+		return // a call stopped while it ran is answered already (stopped)
+	}
 	s.messages = append(s.messages, provider.Message{Role: provider.RoleTool, ToolCallID: id, Name: name, Content: text, IsError: isErr})
+}
+
+// answered reports whether the call id of the last reply has its result in
+// the conversation.
+func (s *Session) answered(id string) bool {
+	for i := len(s.messages) - 1; i >= 0; i-- {
+		m := s.messages[i]
+		if m.Role == provider.RoleAssistant {
+			return false
+		}
+		if m.Role == provider.RoleTool && m.ToolCallID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // guardTools are the roles of prim's table's parameters, for the guard
@@ -291,17 +311,22 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 		return resultAlist(msg, true, d.Verdict.String(), d.Checker, -1), nil
 	}
 
+	created := s.newFiles(name, req.Args)
 	toolStart := time.Now()
 	res, err := s.tools.Run(ctx, name, req.Args)
 	s.toolTime += time.Since(toolStart)
 	if err != nil {
 		if ctx.Err() != nil {
+			s.stopped(ctx, id, name, res, time.Since(toolStart), start)
 			return nil, ctx.Err()
 		}
 		res.Output, res.IsError = fmt.Sprintf("%s failed: %v", name, err), true
 	}
 	for _, p := range res.Changed {
 		s.turnChanged[p] = true
+		if created[p] {
+			s.keepAbsent(p)
+		}
 	}
 	out := s.redact(res.Output)
 	s.emitResult(id, name, res.IsError, res.ExitCode, out, res.Changed, start)
@@ -334,12 +359,13 @@ func (s *Session) decide(ctx context.Context, id string, req guard.Request, d gu
 		return false, "declined (nobody can approve it)"
 	}
 	var always bool
-	var note string
+	var note, unanswered string
+	actx := context.WithValue(ctx, unansweredKey{}, &unanswered) // ConfirmUnanswered
 	switch {
 	case s.opts.ConfirmNote != nil:
-		yes, always, note = s.opts.ConfirmNote(ctx, req, d)
+		yes, always, note = s.opts.ConfirmNote(actx, req, d)
 	case s.opts.Confirm != nil:
-		yes, always = s.opts.Confirm(ctx, req, d)
+		yes, always = s.opts.Confirm(actx, req, d)
 	default:
 		return false, "declined (no one to ask)"
 	}
@@ -348,6 +374,12 @@ func (s *Session) decide(ctx context.Context, id string, req guard.Request, d gu
 	}
 	if yes {
 		return true, "approved by a person"
+	}
+	switch {
+	case unanswered != "":
+		return false, "declined: " + unanswered
+	case ctx.Err() != nil:
+		return false, "declined: no answer (" + stopCause(ctx).why + " while the question waited)"
 	}
 	if note = strings.TrimSpace(note); note != "" {
 		return false, fmt.Sprintf("declined by a person, who said: %q", note)
@@ -504,5 +536,118 @@ func (c *schemeChecker) Check(ctx context.Context, req guard.Request) guard.Deci
 		return guard.Decision{Verdict: guard.SecurityConfirm, Checker: c.Name(), Reason: reason}
 	default:
 		return guard.Decision{Verdict: guard.Refuse, Checker: c.Name(), Reason: reason}
+	}
+}
+
+// unansweredKey holds, in the context a confirm callback is given, where
+// ConfirmUnanswered puts its reason.
+type unansweredKey struct{}
+
+// ConfirmUnanswered is called by a Confirm or ConfirmNote callback, with
+// the context it was given and before it returns no, when no one answered
+// the question: why says so ("no answer (end of input)"). The decline is
+// then logged and told to the model as that, not as a person's no.
+func ConfirmUnanswered(ctx context.Context, why string) {
+	if p, ok := ctx.Value(unansweredKey{}).(*string); ok && p != nil {
+		*p = why
+	}
+}
+
+// stopReason is why a cancelled run's context ended: a word for the log
+// (tool.result's stopped) and the words the model reads.
+type stopReason struct{ code, why string }
+
+func stopCause(ctx context.Context) stopReason {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, ErrInterrupted):
+		return stopReason{"person", "the person interrupted the session"}
+	case errors.Is(cause, ErrDeadline):
+		return stopReason{"deadline", "the run's time limit was reached"}
+	case errors.Is(cause, ErrToolBudget):
+		return stopReason{"budget", "the tool-call budget was used up"}
+	case errors.Is(cause, ErrStorage):
+		return stopReason{"storage", "the session's log or state could not be written"}
+	}
+	return stopReason{"ended", "the run was stopped (Ctrl-C or another signal)"}
+}
+
+// seconds is d as the model reads it: "3.2 s".
+func seconds(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+// stoppedText is what the model reads of a call stopped while it ran
+// (stopped-call-result in prompts/messages.scm may say it otherwise).
+func stoppedText(name, ran, why, output string) string {
+	t := fmt.Sprintf("stopped: this %s call ran for %s and was stopped because %s", name, ran, why)
+	if strings.TrimSpace(output) == "" {
+		return t + "; it had printed nothing"
+	}
+	return t + "; what it printed until then:\n" + output
+}
+
+// stopped answers a call the run's end stopped while it ran (Ctrl-C, the
+// deadline, a signal): its tool.result, with the output it had printed,
+// and its result in the conversation, saying how long it ran and why it
+// stopped, so that neither the log nor the model is left thinking it never
+// ran.
+func (s *Session) stopped(ctx context.Context, id, name string, res prim.Result, ran time.Duration, start time.Time) {
+	sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second) // ctx is cancelled: Scheme gets a few seconds
+	defer stop()
+	why := stopCause(ctx)
+	out := s.redact(res.Output)
+	text := s.say(sctx, "stopped-call-result", stoppedText(name, seconds(ran), why.why, out),
+		scheme.NewString(name), scheme.NewString(seconds(ran)), scheme.NewString(why.why), scheme.NewString(out))
+	exit := res.ExitCode
+	if exit == 0 {
+		exit = -1 // it did not end by itself
+	}
+	changed := res.Changed
+	if changed == nil {
+		changed = []string{}
+	}
+	s.emit("tool.result", map[string]any{
+		"id": id, "name": name, "error": true, "exit": exit, "output": text,
+		"changed": changed, "ms": time.Since(start).Milliseconds(), "stopped": why.code,
+	})
+	if id != "" && !s.answered(id) {
+		s.addToolResult(id, name, text, true)
+	}
+}
+
+// newFiles are the files a file tool's call names to write that do not
+// exist yet (absolute, as the tool's Changed gives them): once it has made
+// one, the version store records that it did not exist, so /undo and
+// 'nodwyn undo' can remove it.
+func (s *Session) newFiles(name string, args map[string]any) map[string]bool {
+	if s.opts.Store == nil || s.opts.Dry {
+		return nil
+	}
+	var out map[string]bool
+	for _, tool := range prim.Table() {
+		if tool.Name != name {
+			continue
+		}
+		for _, p := range tool.Params {
+			v, _ := args[p.Name].(string)
+			if p.Role != prim.PathWrite || v == "" {
+				continue
+			}
+			abs := prim.Resolve(s.opts.Folder, v)
+			if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+				if out == nil {
+					out = map[string]bool{}
+				}
+				out[abs] = true
+			}
+		}
+	}
+	return out
+}
+
+// keepAbsent records that abs did not exist before this session's tool
+// made it (store.BackupAbsent); a failure is a note: the file is written.
+func (s *Session) keepAbsent(abs string) {
+	if err := s.opts.Store.BackupAbsent(s.ID, abs); err != nil {
+		s.Note(fmt.Sprintf("%s was created, but the version store could not record that it did not exist before (%v): undo cannot remove it", abs, err))
 	}
 }

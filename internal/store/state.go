@@ -38,6 +38,11 @@ type SessionState struct {
 	// that extend it (statejournal.go); the store sets it.
 	Generation string `json:"generation,omitempty"`
 
+	// Rebuilt, when not "", says that state.json was missing or could not
+	// be read and the state was rebuilt from the event log, and what of it
+	// could not be (rebuild.go): a resumed session notes it. Never saved.
+	Rebuilt string `json:"-"`
+
 	// Messages come last in the file, so ListSessions stops reading there.
 	Messages json.RawMessage `json:"messages,omitempty"` // the conversation, opaque to the store
 }
@@ -166,24 +171,36 @@ func encodeState(st *SessionState) ([]byte, error) {
 	return append(out, "}\n"...), nil
 }
 
-// LoadState reads a session's saved state.
+// LoadState reads a session's saved state. When its state.json is missing
+// or cannot be read but its event log is there, the state is rebuilt from
+// the log (rebuild.go), and its Rebuilt says so.
 func (s *Store) LoadState(id string) (*SessionState, error) {
 	if !ValidID(id) {
 		return nil, badID(id)
 	}
-	b, err := os.ReadFile(s.StatePath(id))
+	path := s.StatePath(id)
+	b, err := os.ReadFile(path)
+	var st SessionState
+	if err == nil {
+		if jerr := json.Unmarshal(b, &st); jerr == nil {
+			s.readMore(id, &st, false)
+			return &st, nil
+		} else {
+			err = fmt.Errorf("%s does not parse: %v", path, jerr)
+		}
+	}
+	if s.hasLog(id) {
+		why := stateProblem(path, err)
+		if rb, rerr := s.rebuildState(id, why); rerr == nil {
+			return rb, nil
+		} else {
+			return nil, fmt.Errorf("load session %s: %s, and the state cannot be rebuilt from its log: %v", id, why, rerr)
+		}
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no session %s in %s: `nodwyn sessions` lists the ids", id, s.sessionsDir())
 	}
-	if err != nil {
-		return nil, fmt.Errorf("load session %s: %w", id, err)
-	}
-	var st SessionState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("load session %s: %s does not parse: %v", id, s.StatePath(id), err)
-	}
-	s.readMore(id, &st, false)
-	return &st, nil
+	return nil, fmt.Errorf("load session %s: %w", id, err)
 }
 
 // readSummary reads a state file without its messages. SaveState writes
@@ -232,9 +249,11 @@ func readSummary(path string) (SessionState, error) {
 }
 
 // ListSessions returns the saved sessions, newest first, without their
-// Messages. A directory without a state file is left out; one whose state
-// file does not parse is listed with Status "unreadable"; a "running" one
-// whose lock no live process holds (SessionHeld) is listed "interrupted".
+// Messages. One whose state file is missing or does not parse is listed
+// as its event log rebuilds it (Rebuilt says so), or, with no log to
+// rebuild it from, is left out (missing) or listed with Status
+// "unreadable"; a "running" one whose lock no live process holds
+// (SessionHeld) is listed "interrupted".
 func (s *Store) ListSessions() ([]SessionState, error) {
 	ents, err := os.ReadDir(s.sessionsDir())
 	if errors.Is(err, os.ErrNotExist) {
@@ -249,6 +268,12 @@ func (s *Store) ListSessions() ([]SessionState, error) {
 			continue
 		}
 		v, err := readSummary(s.StatePath(e.Name()))
+		if err != nil && s.hasLog(e.Name()) {
+			if rb, rerr := s.rebuildState(e.Name(), stateProblem(s.StatePath(e.Name()), err)); rerr == nil {
+				v, err = *rb, nil
+				v.Messages = nil
+			}
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
