@@ -234,6 +234,9 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 	if out, ok := an.builtin(base, args, stdin, allProse); ok {
 		return out
 	}
+	saved := an.prog
+	an.prog = base
+	defer func() { an.prog = saved }()
 	return an.program(lookup(base), base, args, stdin)
 }
 

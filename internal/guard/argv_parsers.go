@@ -37,7 +37,7 @@ func (an *analyzer) findCmd(base string, args []string, stdin string) string {
 	}
 	var out strings.Builder
 	for _, r := range roots {
-		out.WriteString(strings.TrimSuffix(r, "/") + "/" + markTree + "\n")
+		out.WriteString(findTree(r) + "\n")
 	}
 	tree := strings.Fields(out.String())
 	for ; i < len(args); i++ {
@@ -75,6 +75,19 @@ func (an *analyzer) findCmd(base string, args []string, stdin string) string {
 		}
 	}
 	return out.String()
+}
+
+// findTree is what find prints of a root: the root, "/" and anything under
+// it. A root that is wholly a value the analysis cannot know (find "$DIR",
+// find $(cat dir.txt)) prints that unknown path and anything under it,
+// not "/" and anything under it: an unset variable is the empty name,
+// which find refuses, and a set one names what it names. A root the line
+// writes with its own slash ("$DIR"/) keeps it, as rm -rf "$DIR"/ does.
+func findTree(r string) string {
+	if r != "" && strings.Trim(r, markUnknown+markBuilt) == "" {
+		return r + markTree
+	}
+	return strings.TrimSuffix(r, "/") + "/" + markTree
 }
 
 // The options of git's subcommands: those that run a command or set a
@@ -444,8 +457,16 @@ var (
 	b64Literal      = lazyRE(`[A-Za-z0-9+/]{6,}={0,2}`)
 	decodeExec      = lazyRE(`b64decode|b32decode|a85decode|fromhex|unhexlify|codecs\.decode|zlib\.decompress|marshal\.loads|pack\(["']H|decode_base64|Buffer\.from\([^)]*base64|atob\(`)
 	execCall        = lazyRE(`\bexec\(|\beval\b|\bcompile\(|Function\(|\bsystem\(|\bpopen|\bspawn|\bsubprocess\b|` + "`")
-	homeAccess      = lazyRE(`expanduser|homedir|Dir\.home|Path\.home|\$ENV\{\s*["']?HOME|ENV\[["']HOME|environ(?:\.get\(|\[)\s*["']HOME|getenv\(\s*["']HOME|process\.env\.HOME|\$HOME|(?:^|[\s"'(=,` + "`" + `])~(?:/|["'])`)
-	obfuscated      = lazyRE(`\bchr\(|\bord\(|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|b64decode|fromhex|unhexlify|rot13|\[::-1\]|\.reverse\(\)|reversed\(|String\.fromCharCode|\bpack\(`)
+	homeAccess      = lazyRE(`expanduser|homedir|Dir\.home|Path\.home|\$ENV\{\s*["']?HOME|ENV\[["']HOME|environ(?:\.get\(|\[)\s*["']HOME|getenv\(\s*["']HOME|process\.env\.HOME|\$HOME|(?:^|[\s(=,` + "`" + `])~(?:/|["'])|["']~/|` + tildeAsPath)
+	// tildeAsPath is a string that is only "~" used where it makes a
+	// path: a call's or a list's first item (expanduser('~'),
+	// join('~', …), ['~', '.ssh']), concatenated with more ('~' + '/…',
+	// "~" . "/…"), a format's argument (% '~', {'~'}), or a name's whole
+	// value (h = '~'). A "~" that is a character of text, as a decoder's
+	// stand-in for an unprintable byte ('~' if b > 126 else chr(b),
+	// .replace('\x00', '~'), '~' * 40), is none of these.
+	tildeAsPath = `[\[(]\s*[rRbBuUfF]?["']~["']\s*[,)\]]|["']~["']\s*(?:\+|\.\s*["'$@]|\.\s*(?:join|format)\b)|%\s*\(?\s*["']~["']|\{\s*["']~["']\s*\}|\w\s*=\s*[rRbBuUfF]?["']~["']\s*(?:[;\n]|$)`
+	obfuscated  = lazyRE(`\bchr\(|\bord\(|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|b64decode|fromhex|unhexlify|rot13|\[::-1\]|\.reverse\(\)|reversed\(|String\.fromCharCode|\bpack\(`)
 )
 
 // printable reports whether decoded bytes look like text.

@@ -87,8 +87,14 @@ type analyzer struct {
 	// directory that holds a denied one (~/$(…), $HOME/.s$x).
 	nearDenied string
 	built      bool // a path position received a made-up value
-	writes     []string
-	progs      []string // base names of the programs run
+	// prog is the program whose arguments are being judged (exec), for
+	// the verb of a refusal; lead is, while judgeAbs judges a word that
+	// begins with a value the analysis cannot know ("$DIR"/), that word
+	// with "…" for the value.
+	prog   string
+	lead   string
+	writes []string
+	progs  []string // base names of the programs run
 }
 
 func newAnalyzer(t *ArgvTrigger, line string, deadline time.Time) *analyzer {
@@ -937,7 +943,11 @@ func (an *analyzer) judge(v string, ro role) {
 		an.judgeGlob(p, ro)
 		return
 	}
+	if strings.HasPrefix(v, markUnknown) || strings.HasPrefix(v, markBuilt) {
+		an.lead = strings.NewReplacer(markUnknown, "…", markBuilt, "…", markTree, "").Replace(v)
+	}
 	an.judgeAbs(p, clean, ro)
+	an.lead = ""
 }
 
 // unalias replaces a link the line made earlier by its target.
@@ -969,12 +979,12 @@ func (an *analyzer) judgeAbs(p, raw string, ro role) {
 			return
 		}
 		if ro == roleRecursive {
-			if ok, dir := dl.ancestorOfDenied(p, phys); ok {
-				an.find(Refuse, fmt.Sprintf("the line copies, lists or searches %s recursively, and it holds %s, a directory nodwyn keeps off limits because it holds credentials; nobody can approve that, so it was refused and nothing of it ran; name the files or directories you need instead", filepath.Clean(p), dir))
+			if ok, _ := dl.ancestorOfDenied(p, phys); ok {
+				an.find(Refuse, fmt.Sprintf("the line %s %s, and %s %s; nobody can approve that, so it was refused and nothing of it ran; name the files or directories you need instead", an.recVerb(), an.recPath(p), filepath.Clean(p), an.heldDenied(p, phys)))
 				return
 			}
 			if link, dir := an.linkOut(phys); link != "" {
-				an.find(Refuse, fmt.Sprintf("the line copies, lists or searches %s recursively, and the link %s in it leads to %s, which nodwyn keeps off limits because it holds credentials (a program that follows links would read it); nobody can approve that, so it was refused and nothing of it ran; name the files or directories you need instead, or remove the link", filepath.Clean(p), link, dir))
+				an.find(Refuse, fmt.Sprintf("the line %s %s, and the link %s in it leads to %s, which nodwyn keeps off limits because it holds credentials (a program that follows links would read it); nobody can approve that, so it was refused and nothing of it ran; name the files or directories you need instead, or remove the link", an.recVerb(), an.recPath(p), link, dir))
 				return
 			}
 		}
@@ -1012,6 +1022,78 @@ func (an *analyzer) judgeAbs(p, raw string, ro role) {
 		return
 	}
 	an.find(SecurityConfirm, fmt.Sprintf("the line names %s, outside the folder and the scratch directory; a person is asked (an unattended run declines), so work with files in the folder or in the scratch directory ($TMPDIR) instead", lex))
+}
+
+// recVerbs says what a program does with what it takes recursively, for
+// a refusal's words ("the line removes / recursively").
+var recVerbs = map[string]string{
+	"rm": "removes", "shred": "destroys", "chmod": "changes the modes of", "chown": "changes the owner of",
+	"cp": "copies", "rsync": "copies", "scp": "copies", "rclone": "copies", "mv": "moves",
+	"tar": "archives", "bsdtar": "archives", "gtar": "archives", "zip": "archives", "7z": "archives", "7za": "archives",
+	"cpio": "archives", "restic": "backs up", "borg": "backs up", "duplicity": "backs up", "mksquashfs": "archives",
+	"grep": "searches", "egrep": "searches", "fgrep": "searches", "rg": "searches", "ag": "searches",
+	"ack": "searches", "zgrep": "searches", "git": "searches",
+	"ls": "lists", "tree": "lists", "find": "lists", "fd": "lists", "fdfind": "lists", "du": "lists",
+	"diff": "compares",
+}
+
+// recVerb is what the program being judged does with a tree.
+func (an *analyzer) recVerb() string {
+	if v, ok := recVerbs[an.prog]; ok {
+		return v
+	}
+	if strings.HasPrefix(an.prog, "python") || an.prog == "php" {
+		return "serves or reads"
+	}
+	return "reads"
+}
+
+// recPath is what a refusal of a recursive use says of the path p: "p
+// recursively", or for a word that begins with a value the analysis
+// cannot know ("$DIR"/) the word, which is p when that value is empty, as
+// an unset variable's is.
+func (an *analyzer) recPath(p string) string {
+	p = filepath.Clean(p)
+	if an.lead == "" {
+		return p + " recursively"
+	}
+	return fmt.Sprintf("%s recursively, where … is a value nodwyn cannot know before it runs (when it is empty, as an unset variable is, that is %s)", an.lead, p)
+}
+
+// heldDenied says which place nodwyn keeps off limits the directory p (or
+// phys, its resolution) holds: one that is there, in the catalogue's
+// order, else the first such place, said to be where it would be.
+func (an *analyzer) heldDenied(p, phys string) string {
+	dl := an.t.Denylist
+	lex := filepath.Clean(p)
+	var first string
+	for _, dir := range dl.Dirs {
+		held := false
+		for _, q := range []string{lex, phys} {
+			if !strings.EqualFold(q, dir) && withinFold(dir, q) {
+				held = true
+			}
+		}
+		if !held {
+			continue
+		}
+		if !an.lstats.lstat(dir).missing {
+			return fmt.Sprintf("holds %s%s, which nodwyn keeps off limits", dir, an.entryWhat(dir))
+		}
+		if first == "" {
+			first = dir
+		}
+	}
+	return fmt.Sprintf("is where %s%s would be, which nodwyn keeps off limits although it is not there yet", first, an.entryWhat(first))
+}
+
+// entryWhat is what the catalogue says a denied place holds, in
+// parentheses, or "".
+func (an *analyzer) entryWhat(dir string) string {
+	if e, ok := an.t.Denylist.Entry(dir); ok && e.What != "" {
+		return " (" + e.What + ")"
+	}
+	return ""
 }
 
 func relOrDot(folder, p string) string {

@@ -26,7 +26,10 @@
 // copies and searches of a directory that holds a denied one ("/", the
 // home directory), or a link to one within a bounded look (4000 entries),
 // are refused in both modes; a copy or extraction into "/" is a write,
-// not a search. A * matches no dotted name unless the line may set
+// not a search. A root that is wholly a value the analysis cannot know
+// (find "$DIR") is that unknown directory, as cp -r "$DIR" copies it, not
+// "/"; a word that puts a slash after such a value ("$DIR"/) is "/" when
+// the value is empty, as an unset variable's is, and is judged as "/". A * matches no dotted name unless the line may set
 // dotglob. Code a line writes and then runs is judged as a one-liner's
 // is; code in files from earlier calls only by the denylist's names and
 // paths. Only the session's home
@@ -45,7 +48,9 @@
 // that (testdata/exfil.txt tags those lines "floor:"), unless it mentions
 // /proc and a process's environ, mem, fd, cwd or root, which stay refused
 // as without the floor, and the content scan does not ask about a sed s command
-// that removes a key (the key in its pattern, not in its replacement). In
+// that removes a key (the key in its pattern, not in its replacement), nor
+// about Python that replaces one (str.replace, re.sub, a table of
+// replacements walked with .items(); see secrets_py.go). In
 // both modes a denied directory named only in prose no command opens (a
 // quoted sentence without expansions echoed or printf'd into a file, git
 // commit's or git tag's -m) is no reason to refuse. What a line names as a

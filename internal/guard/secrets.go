@@ -24,7 +24,8 @@ import (
 type ContentScan struct {
 	// KeyRemovals, set in sandbox mode with the kernel floor on, lets a
 	// command line through whose only credential is in the pattern of a
-	// sed s command that removes it (withoutRemovedKeys).
+	// sed s command that removes it, or in what Python code replaces
+	// (withoutRemovedKeys, blankPyRemovals).
 	KeyRemovals bool
 
 	exact []exactSecret

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"path"
 	"sort"
 	"strings"
 
@@ -15,8 +16,10 @@ import (
 // word of sed's own commands. What remains is what the line sends or
 // writes: a key the line removes from a file (sed -i 's/AKIA…/<placeholder>/'
 // config.py, the work of a sanitizing task) is not in it; a key it writes
-// (in a replacement, an a/i/c text, an echo) is. A line that does not parse
-// is returned as it is.
+// (in a replacement, an a/i/c text, an echo) is. Python's code (-c, or a
+// literal here-document it reads) has the literals it only replaces
+// blanked the same way (blankPyRemovals). A line that does not parse is
+// returned as it is.
 func withoutRemovedKeys(line string) string {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
@@ -28,8 +31,29 @@ func withoutRemovedKeys(line string) string {
 	}
 	var edits []edit
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if st, ok := n.(*syntax.Stmt); ok {
+			// python3 - <<'EOF' … EOF: the code is the here-document.
+			if c, ok := st.Cmd.(*syntax.CallExpr); ok && pyCode(c.Args) == nil && pyRuns(c.Args) {
+				for _, r := range st.Redirs {
+					if v, ok := hdocLiteral(r); ok {
+						if b := blankPyRemovals(v); b != v {
+							edits = append(edits, edit{int(r.Hdoc.Pos().Offset()), int(r.Hdoc.End().Offset()), b})
+						}
+					}
+				}
+			}
+			return true
+		}
 		c, ok := n.(*syntax.CallExpr)
 		if !ok {
+			return true
+		}
+		if w := pyCode(c.Args); w != nil && quotedLiteral(w) {
+			if v, err := expand.Literal(&expand.Config{}, w); err == nil {
+				if b := blankPyRemovals(v); b != v {
+					edits = append(edits, edit{int(w.Pos().Offset()), int(w.End().Offset()), b})
+				}
+			}
 			return true
 		}
 		for i, w := range c.Args {
@@ -68,6 +92,85 @@ func withoutRemovedKeys(line string) string {
 	}
 	b.WriteString(line[last:])
 	return b.String()
+}
+
+// pyAt is the word of a command that runs Python (python, python3,
+// python3.12) directly, by find -exec, xargs or sudo, or -1.
+func pyAt(args []*syntax.Word) int {
+	for i, w := range args {
+		name, _ := plainWord(w)
+		if name = path.Base(name); strings.HasPrefix(name, "python") && strings.Trim(name[len("python"):], "0123456789.") == "" {
+			if sedRuns(args[:i]) {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
+}
+
+// pyRuns reports whether the command runs Python with nothing but its
+// flags (so that it reads its code from standard input, or "-").
+func pyRuns(args []*syntax.Word) bool {
+	i := pyAt(args)
+	if i < 0 {
+		return false
+	}
+	for _, w := range args[i+1:] {
+		a, ok := plainWord(w)
+		if !ok || a != "-" && !pyFlag.MatchString(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// pyFlag is a cluster of Python's flags that take no value.
+var pyFlag = lazyRE(`^-[bBdEhiIOqsSuvx]+$`)
+
+// pyCode is the word of Python's -c code, or nil.
+func pyCode(args []*syntax.Word) *syntax.Word {
+	i := pyAt(args)
+	if i < 0 {
+		return nil
+	}
+	for j := i + 1; j+1 < len(args); j++ {
+		a, ok := plainWord(args[j])
+		switch {
+		case ok && a == "-c":
+			return args[j+1]
+		case ok && pyFlag.MatchString(a):
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// hdocLiteral returns a here-document's text when it is literal: its
+// delimiter quoted, or no expansion and no backslash in it.
+func hdocLiteral(r *syntax.Redirect) (string, bool) {
+	if (r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc) || r.Hdoc == nil || r.Word == nil {
+		return "", false
+	}
+	quoted := false
+	for _, p := range r.Word.Parts {
+		switch x := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			quoted = true
+		case *syntax.Lit:
+			quoted = quoted || strings.Contains(x.Value, `\`)
+		}
+	}
+	var b strings.Builder
+	for _, p := range r.Hdoc.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok || !quoted && strings.Contains(l.Value, `\`) {
+			return "", false
+		}
+		b.WriteString(l.Value)
+	}
+	return b.String(), true
 }
 
 // quotedLiteral reports whether w is made of literals and quoted literals
