@@ -131,20 +131,27 @@
               (loop (cdr names) (car names) d)
               (loop (cdr names) best best-d))))))
 
-;; edit-distance counts the letters to add, drop or change to make a b.
+;; edit-distance counts the letters to add, drop or change, and the
+;; neighbours to swap, to make a into b (as config.Suggest counts them).
 (define (edit-distance a b)
   (let* ((la (string-length a)) (lb (string-length b))
-         (row (make-vector (+ lb 1) 0)))
-    (do ((j 0 (+ j 1))) ((> j lb)) (vector-set! row j j))
-    (do ((i 1 (+ i 1))) ((> i la) (vector-ref row lb))
-      (let ((diag (vector-ref row 0)))
-        (vector-set! row 0 i)
-        (do ((j 1 (+ j 1))) ((> j lb))
-          (let ((up (vector-ref row j)))
-            (vector-set! row j
-                         (min (+ up 1) (+ (vector-ref row (- j 1)) 1)
-                              (+ diag (if (char=? (string-ref a (- i 1)) (string-ref b (- j 1))) 0 1))))
-            (set! diag up)))))))
+         (d (make-vector (+ la 1) #f)))
+    (define (at i j) (vector-ref (vector-ref d i) j))
+    (do ((i 0 (+ i 1))) ((> i la))
+      (vector-set! d i (make-vector (+ lb 1) 0))
+      (vector-set! (vector-ref d i) 0 i))
+    (do ((j 0 (+ j 1))) ((> j lb)) (vector-set! (vector-ref d 0) j j))
+    (do ((i 1 (+ i 1))) ((> i la) (at la lb))
+      (do ((j 1 (+ j 1))) ((> j lb))
+        (let* ((ca (string-ref a (- i 1))) (cb (string-ref b (- j 1)))
+               (best (min (+ (at (- i 1) j) 1) (+ (at i (- j 1)) 1)
+                          (+ (at (- i 1) (- j 1)) (if (char=? ca cb) 0 1)))))
+          (vector-set! (vector-ref d i) j
+                       (if (and (> i 1) (> j 1)
+                                (char=? ca (string-ref b (- j 2)))
+                                (char=? (string-ref a (- i 2)) cb))
+                           (min best (+ (at (- i 2) (- j 2)) 1))
+                           best)))))))
 
 ;; The profile of this run, named by Go from the flag, environment or config,
 ;; or by (default-profile-name).
