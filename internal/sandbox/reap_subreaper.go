@@ -39,7 +39,7 @@ import (
 // cgroup than nodwyn's is a cgroup session's, and its own.
 
 // reaper is the process's subreaper.
-var reaper = &subreaper{orphans: map[procKey]*orphan{}}
+var reaper = &subreaper{orphans: map[procKey]*orphan{}, own: map[procKey]bool{}}
 
 type subreaper struct {
 	once sync.Once
@@ -48,6 +48,7 @@ type subreaper struct {
 	mu      sync.Mutex // held by every sweep: one at a time
 	ivs     []*interval
 	orphans map[procKey]*orphan
+	own     map[procKey]bool // children os/exec holds a pidfd for: never adopted
 }
 
 // interval is a session's time, in clock ticks after boot.
@@ -205,23 +206,40 @@ func (r *subreaper) sweep(stop bool, grace time.Duration) (stopped, young int) {
 			delete(r.orphans, key)
 		}
 	}
-	if len(kids) == 0 {
-		return 0, 0
+	for key := range r.own {
+		if !seen[key] {
+			delete(r.own, key)
+		}
 	}
-	held := goPidfds()
+	var held map[int]bool // read once, when a verdict is needed
+	heldBy := func(pid int) bool {
+		if held == nil {
+			held = goPidfds()
+		}
+		return held[pid]
+	}
 	now := nowTicks()
 	var victims []procInfo
 	for _, k := range kids {
-		if held[k.pid] {
+		key := procKey{k.pid, k.start}
+		zombie := k.state == 'Z' || k.state == 'X'
+		if !zombie && r.own[key] {
 			continue
 		}
-		key := procKey{k.pid, k.start}
-		if k.state == 'Z' || k.state == 'X' {
+		o := r.orphans[key]
+		if o == nil || zombie {
+			if heldBy(k.pid) {
+				if !zombie {
+					r.own[key] = true
+				}
+				continue
+			}
+		}
+		if zombie {
 			reapZombie(k)
 			delete(r.orphans, key)
 			continue
 		}
-		o := r.orphans[key]
 		if o == nil {
 			if k.start+2 > now {
 				young++

@@ -280,3 +280,47 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// BenchmarkRunConfined is a command's cost under each mechanism, beside
+// sandbox mode's none: go test -run - -bench RunConfined ./internal/sandbox/
+func BenchmarkRunConfined(b *testing.B) {
+	for _, mode := range []string{"none", "cgroup", "subreaper"} {
+		b.Run(mode, func(b *testing.B) {
+			h := NewHost(HostOptions{Release: mode == "none", Settle: 50e6})
+			switch mode {
+			case "cgroup":
+				if _, err := cgroupUsable(); err != nil {
+					b.Skip(err)
+				}
+			case "subreaper":
+				if err := subreaperUsable(); err != nil {
+					b.Skip(err)
+				}
+				h.conf.cgErr = errors.New("asked for")
+			}
+			defer h.Close()
+			for b.Loop() {
+				o, err := h.Run(context.Background(), Command{Argv: []string{"/bin/true"}, Dir: "/", Env: os.Environ()})
+				if err != nil || o.ExitCode != 0 {
+					b.Fatal(err, o.Text())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSweep is what the subreaper does on each SIGCHLD (every command
+// that ends) with one child of the process running.
+func BenchmarkSweep(b *testing.B) {
+	if err := subreaperUsable(); err != nil {
+		b.Skip(err)
+	}
+	cmd := exec.Command("sleep", "1000")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	for b.Loop() {
+		reaper.sweep(false, 0)
+	}
+}
