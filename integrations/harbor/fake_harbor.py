@@ -4,20 +4,31 @@ Harbor cannot be installed here (no PyPI), so install() puts a small
 ``harbor`` package tree into sys.modules before the adapter is imported.
 Names, signatures and behaviour follow Harbor's source at
 harbor-framework/harbor commit 39b85872597ea710077d8c93095059bca3ca4ed2
-(v0.22.0), read for this, not copied:
+(pyproject version 0.22.0; read in the fork wrongbutworks/harbor, whose
+history holds that commit). The code was read, not copied; only the error
+patterns are copied, as data:
 
 - harbor.agents.base.BaseAgent: __init__(logs_dir, model_name, logger,
   mcp_servers, skills_dir, *args, extra_env, load_trajectory,
-  environment_logs_dir, **kwargs) (unknown kwargs are swallowed), _get_env
+  environment_logs_dir, **kwargs) (unknown kwargs are swallowed;
+  environment_logs_dir defaults to EnvironmentPaths.agent_dir), _get_env
   (extra_env before os.environ), model_connection, populate_context_post_run.
 - harbor.agents.installed.base: BaseInstalledAgent with install() abstract,
-  setup() (mkdir /installed-agent, install, then the version command),
-  exec_as_root / exec_as_agent -> _exec, which runs "set -o pipefail; CMD"
-  and on a non-zero exit raises the error ERROR_PATTERNS classify: searched
-  case-insensitively over stdout + "\n" + stderr, the match ending furthest
-  toward the end wins, else NonZeroAgentExitCodeError. with_prompt_template.
-  The patterns below are Harbor's (its long safety-refusal one left out:
-  the adapter never prints those phrases).
+  setup() (mkdir /installed-agent, install, then the version command unless
+  the version is known), ensure_system_dependencies(environment, names)
+  (nothing when every command of the named packages is there, else the
+  packages through apt-get/dnf/yum/apk as root; a warning and nothing when
+  there is no package manager), exec_as_root / exec_as_agent -> _exec,
+  which runs "set -o pipefail; CMD" and on a non-zero exit raises the error
+  _classify_exec_error gives. with_prompt_template.
+- ERROR_PATTERNS and the classification: the data (each pattern, its
+  class, their order) is copied from src/harbor/agents/installed/base.py of
+  that commit, BaseInstalledAgent.ERROR_PATTERNS, all of them: the search
+  is case-insensitive over stdout + "\n" + stderr, the match ending
+  furthest toward the end wins (an earlier pattern keeps a tie), none is
+  NonZeroAgentExitCodeError, and AgentSafetyRefusalError's pattern is
+  skipped when the output has "model_refusal_fallback" without
+  "model_refusal_no_fallback".
 - harbor.agents.model_connection: ModelConnectionSpec, ResolvedModelConnection
   and resolve_model_connection for the providers the tests use: the provider
   from the model name's prefix, the key from the provider's variables, the
@@ -158,6 +169,7 @@ class BaseAgent:
                  extra_env: dict[str, str] | None = None, load_trajectory: str | Path | None = None,
                  environment_logs_dir: PurePosixPath | None = None, **kwargs: Any) -> None:
         self.logs_dir = logs_dir
+        self.environment_logs_dir = environment_logs_dir or EnvironmentPaths.agent_dir
         self.model_name = model_name
         self.logger = (logger or logging.getLogger("harbor")).getChild(__name__)
         self.mcp_servers = mcp_servers or []
@@ -235,6 +247,14 @@ class UnknownApiError(ApiError):
     pass
 
 
+class ApiProviderResourceNotFoundError(ApiError):
+    pass
+
+
+class AgentSafetyRefusalError(ApiError):
+    pass
+
+
 class AgentAuthenticationError(NonZeroAgentExitCodeError):
     pass
 
@@ -253,6 +273,12 @@ class ErrorPattern:
     exception: type
 
 
+# Harbor's own data: BaseInstalledAgent.ERROR_PATTERNS of
+# src/harbor/agents/installed/base.py, harbor-framework/harbor commit
+# 39b85872597ea710077d8c93095059bca3ca4ed2 (pyproject version 0.22.0),
+# every pattern and class in Harbor's order. The tests classify with this
+# list, so it must stay whole: a shortened copy let a class go untested.
+ERROR_PATTERNS_SOURCE = ("harbor-framework/harbor", HARBOR_COMMIT, "0.22.0", "src/harbor/agents/installed/base.py")
 ERROR_PATTERNS = [
     ErrorPattern(r"rate.?limit", ApiRateLimitError),
     ErrorPattern(r"too many requests", ApiRateLimitError),
@@ -275,6 +301,22 @@ ERROR_PATTERNS = [
     ),
     ErrorPattern(r"Not logged in", AgentAuthenticationError),
     ErrorPattern(r"Cannot use this model", ModelNotFoundError),
+    ErrorPattern(
+        r"Provider Error We.re having trouble finding the resource you requested",
+        ApiProviderResourceNotFoundError,
+    ),
+    ErrorPattern(
+        r"safety measures that flagged|Cyber Verification Program|"
+        r"flagged for possible cybersecurity risk|"
+        r"Trusted Access for Cyber|chatgpt\.com/cyber|"
+        r"Output blocked by content filtering policy|"
+        r"violate our Usage Policy|"
+        r"triggered cyber-related safeguards|"
+        r"model_refusal_no_fallback|"
+        r"ContentFilterError|blocked by the provider.s content filter|"
+        r'"reason"\s*:\s*"content-filter"',
+        AgentSafetyRefusalError,
+    ),
     ErrorPattern(r"API Error", UnknownApiError),
     ErrorPattern(r"SSL_ERROR_SYSCALL", NetworkConnectionError),
     ErrorPattern(r"SSL_connect", NetworkConnectionError),
@@ -286,14 +328,28 @@ ERROR_PATTERNS = [
 ]
 
 
-def classify(output: str) -> type:
+def classify(output: str, patterns: list[ErrorPattern] | None = None) -> type:
     """The exception class Harbor's classification gives this output."""
+    soft_refusal = "model_refusal_fallback" in output and "model_refusal_no_fallback" not in output
     last: tuple[int, type] | None = None
-    for p in ERROR_PATTERNS:
+    for p in ERROR_PATTERNS if patterns is None else patterns:
+        if soft_refusal and p.exception is AgentSafetyRefusalError:
+            continue
         for m in re.finditer(p.pattern, output, re.IGNORECASE):
             if last is None or m.end() > last[0]:
                 last = (m.end(), p.exception)
     return last[1] if last else NonZeroAgentExitCodeError
+
+
+@dataclass(frozen=True)
+class PackageSpec:
+    commands: tuple[str, ...]
+    packages: dict[str, tuple[str, ...]]
+    always_install: bool = False
+
+
+def _standard(name: str) -> PackageSpec:
+    return PackageSpec((name,), {m: (name,) for m in ("apt-get", "dnf", "yum", "apk")})
 
 
 def with_prompt_template(fn: Any) -> Any:
@@ -306,6 +362,13 @@ def with_prompt_template(fn: Any) -> Any:
 
 class BaseInstalledAgent(BaseAgent):
     ERROR_PATTERNS = ERROR_PATTERNS
+    # The packages the adapter may ask for (Harbor's table has more).
+    SYSTEM_PACKAGES = {
+        "curl": _standard("curl"),
+        "wget": _standard("wget"),
+        "ca_certificates": PackageSpec((), {m: ("ca-certificates",) for m in ("apt-get", "dnf", "yum", "apk")},
+                                       always_install=True),
+    }
 
     def __init__(self, logs_dir: Path, prompt_template_path: Path | str | None = None, version: str | None = None,
                  extra_env: dict[str, str] | None = None, *args: Any, config: Any = None, **kwargs: Any) -> None:
@@ -335,8 +398,34 @@ class BaseInstalledAgent(BaseAgent):
         if result.return_code != 0:
             detail = (f"Command failed (exit {result.return_code}): {command}\n"
                       f"stdout: {result.stdout}\nstderr: {result.stderr}")
-            raise classify(f"{result.stdout or ''}\n{result.stderr or ''}")(detail)
+            raise classify(f"{result.stdout or ''}\n{result.stderr or ''}", self.ERROR_PATTERNS)(detail)
         return result
+
+    async def ensure_system_dependencies(self, environment: BaseEnvironment, dependencies: tuple[str, ...]) -> None:
+        if not dependencies:
+            return
+        unknown = set(dependencies) - self.SYSTEM_PACKAGES.keys()
+        if unknown:
+            raise ValueError(f"Unknown system dependencies: {', '.join(sorted(unknown))}")
+        specs = [self.SYSTEM_PACKAGES[d] for d in dependencies]
+        if not any(s.always_install for s in specs):
+            commands = list(dict.fromkeys(c for s in specs for c in s.commands))
+            check = " && ".join(f"command -v {c} >/dev/null 2>&1" for c in commands)
+            if (await environment.exec(command=check, user="root")).return_code == 0:
+                return
+        found = await environment.exec(
+            command='for m in apt-get dnf yum apk; do if command -v "$m" >/dev/null 2>&1; then printf "%s" "$m"; break; fi; done',
+            user="root")
+        manager = (found.stdout or "").strip() or None
+        if manager is None:
+            self.logger.warning("No supported package manager found; cannot ensure system dependencies: %s",
+                                ", ".join(dependencies))
+            return
+        packages = " ".join(dict.fromkeys(p for s in specs for p in s.packages[manager]))
+        command = {"apt-get": f"apt-get update && apt-get install -y {packages}", "dnf": f"dnf install -y {packages}",
+                   "yum": f"yum install -y {packages}", "apk": f"apk add --no-cache {packages}"}[manager]
+        await self.exec_as_root(environment, command=command,
+                                env={"DEBIAN_FRONTEND": "noninteractive"} if manager == "apt-get" else None)
 
     async def exec_as_root(self, environment: BaseEnvironment, command: str, env: dict[str, str] | None = None,
                            cwd: str | None = None, timeout_sec: int | None = None) -> ExecResult:
@@ -360,9 +449,12 @@ class BaseInstalledAgent(BaseAgent):
         if self._version is None:
             cmd = self.get_version_command()
             if cmd:
-                result = await environment.exec(command=cmd)
-                if result.return_code == 0 and result.stdout:
-                    self._version = self.parse_version(result.stdout)
+                try:
+                    result = await environment.exec(command=cmd)
+                    if result.return_code == 0 and result.stdout:
+                        self._version = self.parse_version(result.stdout)
+                except Exception:  # best effort, as Harbor's
+                    pass
 
 
 # -- installing the tree -----------------------------------------------------------
@@ -386,7 +478,7 @@ def install() -> None:
         "harbor.agents.installed.base": {
             name: obj for name, obj in globals().items()
             if isinstance(obj, type) and (issubclass(obj, (NonZeroAgentExitCodeError, BaseInstalledAgent))
-                                          or obj is ErrorPattern)
+                                          or obj in (ErrorPattern, PackageSpec))
         } | {"with_prompt_template": with_prompt_template, "ERROR_PATTERNS": ERROR_PATTERNS},
         "harbor.environments": {},
         "harbor.environments.base": {"BaseEnvironment": BaseEnvironment, "ExecResult": ExecResult},

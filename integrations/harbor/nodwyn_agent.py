@@ -27,8 +27,11 @@ In the task's container it
   from a file uploaded beforehand (never on any command line);
 - stops the daemon (what the run started in the background keeps running:
   sandbox mode leaves it for the tests);
-- on a failed run, prints the cause last in words Harbor's ERROR_PATTERNS
-  classify (rate limit, context window …) and exits with nodwyn's code;
+- on a failed run, prints nodwyn's own final error line (never the run's
+  progress: tool commands and their output stay in progress.log, where
+  Harbor's ERROR_PATTERNS do not look) and, last, words those patterns
+  classify (rate limit, safety refusal, context window …), and exits with
+  nodwyn's code;
 - after the run, fills the context's tokens and cost from the trajectory.
 """
 
@@ -107,16 +110,17 @@ def _abs_posix(value: str, name: str) -> str:
 #
 # Harbor classifies a failed command by searching its output, case
 # insensitively, for the patterns of BaseInstalledAgent.ERROR_PATTERNS; the
-# match that ends furthest toward the end of the output wins. nodwyn names a
-# provider failure as
+# match that ends furthest toward the end of the output wins, and some
+# classes are not retried (AgentSafetyRefusalError, AgentAuthenticationError,
+# ModelNotFoundError, ApiUsageLimitError). nodwyn names a provider failure as
 #
 #   provider openai: POST https://…/chat/completions: 429 Too Many Requests after 6 attempts: {body}
 #
 # (internal/provider/retry.go), which says the status but not always in
-# Harbor's words (a context overflow is a 400 whose body says so). The
-# adapter prints, as the last line of a failed run's output, the words below:
-# each ends with a phrase one of Harbor's patterns matches, and nothing
-# after it matches another.
+# Harbor's words (a context overflow or a safety refusal is a 400 whose body
+# says so). The adapter prints, as the last line of a failed run's output,
+# the words below: each ends with a phrase one of Harbor's patterns
+# matches, and nothing after it matches another.
 
 _PROVIDER_ERROR = re.compile(r"provider (openai|anthropic|script)(?: \w+)?: (.*)", re.S)
 _STATUS = re.compile(r"(?:^|: )(\d{3}) [A-Z]")
@@ -127,16 +131,34 @@ _CONTEXT_OVERFLOW = re.compile(
     re.I,
 )
 _QUOTA = re.compile(r"insufficient_quota|exceeded your current quota|quota|billing|usage limit", re.I)
+# How providers say they blocked a request on safety grounds: Anthropic's
+# "Output blocked by content filtering policy" and Usage Policy refusals,
+# OpenAI's invalid_prompt ("flagged as potentially violating our usage
+# policy") and cyber_policy, Azure's content_filter /
+# ResponsibleAIPolicyViolation, a gateway's content-filter.
+_SAFETY = re.compile(
+    r"content[_ -]?filter|content management policy|content_policy_violation|blocked by .{0,40}polic|"
+    r"ResponsibleAIPolicyViolation|usage policy|invalid_prompt|cyber_policy|Cyber Verification|"
+    r"cyber-related safeguards|safety (?:system|measures|polic)|flagged (?:as|for) |model_refusal_no_fallback",
+    re.I,
+)
+_MODEL_UNKNOWN = re.compile(
+    r"model_not_found|not a valid model|no such model|unknown model|model\W.{0,80}(?:does not exist|not found)",
+    re.I | re.S,
+)
 
 CONTEXT_WORDS = "context window exceeded: the input token count exceeds the maximum number of tokens the model takes"
+SAFETY_WORDS = "the provider refused the request on safety grounds ({status}): blocked by the provider's content filter"
+RESOURCE_WORDS = ("the provider answered {status} Not Found for the endpoint: "
+                  "Provider Error We're having trouble finding the resource you requested")
 
 
 def harbor_error_words(text: str | None) -> str | None:
     """The words for a provider failure named in nodwyn's text, or None.
 
     None when the text names no provider failure (an error in Scheme, no
-    progress): the output then says what nodwyn said and Harbor files it as
-    a plain non-zero exit.
+    progress, the deadline): the output then says what nodwyn said and
+    Harbor files it as a plain non-zero exit.
     """
     if not text:
         return None
@@ -150,7 +172,14 @@ def harbor_error_words(text: str | None) -> str | None:
     rest = re.sub(r"^[A-Z]+ \S+: ", "", rest, count=1)
     sm = _STATUS.search(rest[:80])
     status = int(sm.group(1)) if sm else 0
-    if status in (401, 403):
+    # Harbor does not count a refusal the model recovers from (Anthropic's
+    # model_refusal_fallback) as a safety stop; nor does the adapter.
+    soft_refusal = "model_refusal_fallback" in rest and "model_refusal_no_fallback" not in rest
+    if status == 401:
+        return f"the provider refused the API key ({status}): Not logged in"
+    if 400 <= status < 500 and status != 429 and _SAFETY.search(rest) and not soft_refusal:
+        return SAFETY_WORDS.format(status=status)
+    if status == 403:
         return f"the provider refused the API key ({status}): Not logged in"
     if status == 429:
         if _QUOTA.search(rest):
@@ -158,8 +187,10 @@ def harbor_error_words(text: str | None) -> str | None:
         return "rate limit: the provider answered 429 Too Many Requests"
     if status == 413 or _CONTEXT_OVERFLOW.search(rest):
         return CONTEXT_WORDS
-    if status == 404 and re.search(r"model", rest, re.I):
+    if (status == 404 and re.search(r"model", rest, re.I)) or (400 <= status < 500 and _MODEL_UNKNOWN.search(rest)):
         return f"the provider answered {status} for the model: Cannot use this model"
+    if status == 404:
+        return RESOURCE_WORDS.format(status=status)
     if status == 500:
         return "API Error: 500 Internal server error"
     if status in (502, 503, 504, 529) or re.search(r"overloaded", rest, re.I):
@@ -188,6 +219,12 @@ def harbor_error_words(text: str | None) -> str | None:
 # What the run script reports.
 
 
+# grep's pattern for a --json event line of one type (its seq, time, then type).
+_EVENT_RE = """'^{{"seq":[0-9]*,"time":"[^"]*","type":"{type}"'"""
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 @dataclass
 class RunOutcome:
     """What the run script printed after its boundary line."""
@@ -195,7 +232,7 @@ class RunOutcome:
     exit_code: int | None = None
     error: str | None = None  # the text of the run's last error event
     end: dict[str, Any] | None = None  # the data of its run.end event
-    progress: list[str] = field(default_factory=list)  # the last lines of its stderr
+    stderr: list[str] = field(default_factory=list)  # the last lines nodwyn run wrote on stderr
 
     @classmethod
     def parse(cls, stdout: str | None, boundary: str) -> "RunOutcome":
@@ -213,26 +250,43 @@ class RunOutcome:
                 except ValueError:
                     out.exit_code = None
             elif key in ("error", "end"):
+                # The event itself, not a line that only mentions one (the
+                # script's grep is anchored; this is the check).
                 try:
-                    data = json.loads(value).get("data") or {}
-                except (ValueError, AttributeError):
+                    ev = json.loads(value)
+                except ValueError:
                     continue
+                if not isinstance(ev, dict) or ev.get("type") != {"error": "error", "end": "run.end"}[key]:
+                    continue
+                data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
                 if key == "error":
                     out.error = data.get("text") if isinstance(data.get("text"), str) else None
                 else:
                     out.end = data
-            elif key == "progress":
-                out.progress.append(value)
+            elif key == "stderr":
+                out.stderr.append(_ANSI.sub("", value.rsplit("\r", 1)[-1]))
         return out
 
     def cause(self) -> str | None:
-        """nodwyn's own words for why the run ended badly."""
+        """nodwyn's own final error line: why the run ended badly, in its words.
+
+        The last error event's text; else the run.end's text when the run
+        did not finish (the deadline, the budget, no progress); else, for a
+        run that never started (no run.end: a configuration error, the
+        daemon refused it), the error nodwyn run printed last on stderr, the
+        line beginning "nodwyn: " and what follows it. Never the progress:
+        a tool's output ("Connection refused", "Not logged in", "rate
+        limit") would be classified by Harbor as the run's failure.
+        """
         if self.error:
             return self.error
-        if self.end and self.end.get("status") == "failed" and self.end.get("text"):
-            return str(self.end["text"])
-        if self.progress:
-            return " | ".join(self.progress)
+        if self.end is not None:
+            if self.end.get("status") != "finished" and self.end.get("text"):
+                return str(self.end["text"])
+            return None
+        for i in range(len(self.stderr) - 1, -1, -1):
+            if self.stderr[i].startswith("nodwyn: "):
+                return " ".join(line.strip() for line in self.stderr[i:]).removeprefix("nodwyn: ")
         return None
 
 
@@ -334,8 +388,32 @@ class Nodwyn(BaseInstalledAgent):
         if self._script is not None and not self._script.is_file():
             raise FileNotFoundError(f"Nodwyn: script {self._script} is not a file")
         self._install_path = _abs_posix(str(install_path), "install_path")
-        root = agent_dir if agent_dir else EnvironmentPaths.agent_dir.as_posix()
-        self._agent_dir = PurePosixPath(_abs_posix(str(root), "agent_dir"))
+        # Harbor's environment-side log directory for this agent
+        # (BaseAgent.environment_logs_dir: /logs/agent, or a role's own in a
+        # simulated-user trial); agent_dir overrides it (the tests).
+        root = agent_dir or getattr(self, "environment_logs_dir", None) or EnvironmentPaths.agent_dir
+        self._agent_dir = PurePosixPath(_abs_posix(PurePosixPath(root).as_posix(), "agent_dir"))
+        # What install() will need is checked now, before Harbor builds the
+        # environment: a wrong path should not cost a container.
+        self._binary_source = self._install_source()
+
+    def _install_source(self) -> Path | str | None:
+        """The host binary (a Path) or the URL (a str) install() will use, checked; None if neither is given."""
+        binary = self._binary or self._get_env("NODWYN_BINARY")
+        if binary:
+            source = Path(binary).expanduser()
+            if not source.is_file():
+                raise FileNotFoundError(
+                    f"Nodwyn: the binary {source} (binary= or NODWYN_BINARY) is not a file on this host; "
+                    "build it with 'make build' (bin/nodwyn, CGO_ENABLED=0)"
+                )
+            return source
+        url = self._url or self._get_env("NODWYN_URL")
+        if url:
+            if not re.match(r"^https?://", url):
+                raise ValueError(f"Nodwyn: url must be an http(s) URL, not {url!r}")
+            return url
+        return None
 
     # -- identity ---------------------------------------------------------
 
@@ -368,24 +446,22 @@ class Nodwyn(BaseInstalledAgent):
 
     @override
     async def install(self, environment: BaseEnvironment) -> None:
-        binary = self._binary or self._get_env("NODWYN_BINARY")
-        url = self._url or self._get_env("NODWYN_URL")
+        source = self._binary_source
         target = shlex.quote(self._install_path)
         parent = shlex.quote(PurePosixPath(self._install_path).parent.as_posix())
-        if binary:
-            source = Path(binary).expanduser()
-            if not source.is_file():
-                raise FileNotFoundError(
-                    f"Nodwyn: the binary {source} (binary= or NODWYN_BINARY) is not a file on this host; "
-                    "build it with 'make build' (bin/nodwyn, CGO_ENABLED=0)"
-                )
+        if isinstance(source, Path):
             await self.exec_as_root(environment, command=f"mkdir -p {parent}")
             await environment.upload_file(source, self._install_path)
             await self.exec_as_root(environment, command=f"chmod 755 {target}")
-        elif url:
-            if not re.match(r"^https?://", url):
-                raise ValueError(f"Nodwyn: url must be an http(s) URL, not {url!r}")
-            q = shlex.quote(url)
+        elif isinstance(source, str):
+            # A download needs curl or wget: where the image has neither,
+            # Harbor installs curl (and the CA certificates it needs for
+            # https) with the image's package manager.
+            have = await environment.exec(
+                command="command -v curl >/dev/null 2>&1 || command -v wget >/dev/null 2>&1", user="root")
+            if have.return_code != 0 and hasattr(self, "ensure_system_dependencies"):
+                await self.ensure_system_dependencies(environment, ("curl", "ca_certificates"))
+            q = shlex.quote(source)
             tmp = shlex.quote(self._install_path + ".download")
             await self.exec_as_root(
                 environment,
@@ -396,8 +472,8 @@ class Nodwyn(BaseInstalledAgent):
                     "elif command -v wget >/dev/null 2>&1; then\n"
                     f"  wget -q -O {tmp} {q} || {{ echo 'nodwyn: wget could not download '{q} >&2; exit 1; }}\n"
                     "else\n"
-                    f"  echo 'nodwyn: neither curl nor wget is in the container to download '{q}'; "
-                    "give binary=PATH (a static build on the host) instead' >&2\n"
+                    f"  echo 'nodwyn: neither curl nor wget is in the container to download '{q}', and the image has "
+                    "no package manager Harbor could install curl with; give binary=PATH (a static build on the host) instead' >&2\n"
                     "  exit 1\n"
                     "fi\n"
                     f"chmod 755 {tmp} && mv -f {tmp} {target}"
@@ -409,8 +485,9 @@ class Nodwyn(BaseInstalledAgent):
                 "(or NODWYN_BINARY; 'make build' makes bin/nodwyn) or a download with --ak url=URL (or NODWYN_URL)"
             )
         # A binary for another architecture, or one linked against a libc the
-        # image lacks, fails here rather than in the run.
-        await self.exec_as_root(
+        # image lacks, fails here rather than in the run. Its output is the
+        # version, so Harbor's setup need not run it again.
+        result = await self.exec_as_root(
             environment,
             command=(
                 f"out=$({target} version 2>&1) || {{ "
@@ -420,6 +497,9 @@ class Nodwyn(BaseInstalledAgent):
                 "exit 1; }; echo \"$out\""
             ),
         )
+        stdout = getattr(result, "stdout", None)
+        if self._version is None and stdout:
+            self._version = self.parse_version(stdout) or None
 
     # -- the model ----------------------------------------------------------
 
@@ -550,7 +630,9 @@ class Nodwyn(BaseInstalledAgent):
 
         It fails (non-zero) only when nodwyn could not be started; the run's
         own exit code is reported after the boundary line, with its last
-        error and run.end events, for run() to judge.
+        error and run.end events and the last lines nodwyn run wrote on
+        stderr (progress.log), for run() to judge. The progress itself is
+        never printed here.
         """
         floor = " --no-kernel-floor" if self._no_kernel_floor else ""
         q = shlex.quote
@@ -593,16 +675,20 @@ class Nodwyn(BaseInstalledAgent):
             '  if [ "$i" -gt 100 ]; then echo "nodwyn: no socket $SOCK 10 s after starting the daemon (pid $DPID); $N/daemon.log says:" >&2; tail -n 20 "$N/daemon.log" >&2; exit 1; fi\n'
             "  sleep 0.1 2>/dev/null || sleep 1\n"
             "done\n"
-            f'{{ "$BIN" run {quoted} - <"$N/instruction.txt" 2>&1 >"$N/run.log" &\n'
-            '  RPID=$!\n'
-            '  nodwyn_forget_key "$RPID"\n'
-            '  wait "$RPID"; echo $? >"$N/exit_code"; } | tee "$N/progress.log"\n'
+            # The progress (tool commands and their output) goes to
+            # progress.log only: what this command prints is what Harbor
+            # would classify if it failed.
+            f'"$BIN" run {quoted} - <"$N/instruction.txt" >"$N/run.log" 2>"$N/progress.log" &\n'
+            "RPID=$!\n"
+            'nodwyn_forget_key "$RPID"\n'
+            'wait "$RPID"; echo $? >"$N/exit_code"\n'
             "nodwyn_stop_daemon\n"
             f"echo {shlex.quote(boundary)}\n"
             'echo "exit=$(cat "$N/exit_code" 2>/dev/null)"\n'
-            "grep '\"type\":\"error\"' \"$N/run.log\" | tail -n 1 | sed 's/^/error=/'\n"
-            "grep '\"type\":\"run.end\"' \"$N/run.log\" | tail -n 1 | sed 's/^/end=/'\n"
-            "tail -n 5 \"$N/progress.log\" | sed 's/^/progress=/'\n"
+            # Events, not lines that mention one: --json writes seq, time, type first.
+            f"grep {_EVENT_RE.format(type='error')} \"$N/run.log\" | tail -n 1 | sed 's/^/error=/'\n"
+            f"grep {_EVENT_RE.format(type='run[.]end')} \"$N/run.log\" | tail -n 1 | sed 's/^/end=/'\n"
+            "tail -n 5 \"$N/progress.log\" | sed 's/^/stderr=/'\n"
             "exit 0\n"
         )
 
@@ -668,8 +754,15 @@ class Nodwyn(BaseInstalledAgent):
         await self.exec_as_agent(environment, command=self.failure_command(outcome))
 
     def failure_command(self, outcome: RunOutcome) -> str:
+        """The command that says why the run failed, and exits with nodwyn's code.
+
+        Harbor classifies its output (ERROR_PATTERNS, the last match
+        wins), so it holds nodwyn's own final error line and nothing the run
+        did: no tool command, no tool output (those are in progress.log and
+        run.log). Last come the words for a provider failure, which decide
+        the class; without them only nodwyn's line can match.
+        """
         code = outcome.exit_code if outcome.exit_code not in (None, 0) else 1
-        lines = []
         status = (outcome.end or {}).get("status")
         calls = (outcome.end or {}).get("tool_call_count")
         head = f"nodwyn: run exited {outcome.exit_code if outcome.exit_code is not None else '(no exit code recorded)'}"
@@ -677,10 +770,9 @@ class Nodwyn(BaseInstalledAgent):
             head += f", {EXIT_MEANINGS[outcome.exit_code]}"
         if status:
             head += f" (status {status}, {calls} tool calls)"
-        lines.append(head)
         cause = outcome.cause()
-        if cause:
-            lines.append(f"nodwyn: {_clip(cause)}")
+        lines = [head, f"nodwyn: {_clip(cause)}" if cause else
+                 f"nodwyn: no error line from nodwyn run; its output is in {self.nodwyn_dir}/progress.log"]
         lines.append(
             f"nodwyn: events in {self.nodwyn_dir}/run.log, progress in {self.nodwyn_dir}/progress.log, "
             f"the daemon's log in {self.nodwyn_dir}/daemon.log"

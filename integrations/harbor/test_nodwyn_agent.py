@@ -61,18 +61,30 @@ class Call:
 class RecordingEnv(H.BaseEnvironment):
     """Records exec calls and uploads; answers run scripts with `outcome`."""
 
-    def __init__(self, outcome="exit=0", fail_run=None, run_exc=None):
+    def __init__(self, outcome="exit=0", fail_run=None, run_exc=None, tools=("curl", "wget"), manager="apt-get"):
         self.calls: list[Call] = []
         self.uploads: dict[str, str] = {}
         self.default_user = None
         self.outcome = outcome
         self.fail_run = fail_run  # an ExecResult for the run script
         self.run_exc = run_exc  # an exception the run script raises
+        self.tools = set(tools)  # the commands `command -v` finds
+        self.manager = manager  # the image's package manager, or None
 
     async def exec(self, command, cwd=None, env=None, timeout_sec=None, user=None):
         self.calls.append(Call(command, user, env, cwd))
         if command.endswith(" version") or " version 2>&1)" in command:
             return H.ExecResult(return_code=0, stdout="nodwyn v1.2.3\n")
+        if command.startswith("for m in apt-get dnf yum apk"):
+            return H.ExecResult(return_code=0, stdout=self.manager or "")
+        if "apt-get install" in command:
+            self.tools |= {"curl"}
+            return H.ExecResult(return_code=0, stdout="")
+        if command.startswith("command -v ") and "\n" not in command:
+            # "command -v A >/dev/null 2>&1 || command -v B …" / "… && …"
+            found = [c in self.tools for c in re.findall(r"command -v (\S+)", command)]
+            ok = all(found) if " && " in command else any(found)
+            return H.ExecResult(return_code=0 if ok else 1, stdout="")
         m = BOUNDARY.search(command)
         if m:  # the run script
             if self.run_exc is not None:
@@ -120,6 +132,38 @@ CONTEXT_400 = ('runtime/loop.scm:62:19: model-turn: provider openai: POST https:
                'your messages resulted in 9000 tokens.", "code": "context_length_exceeded"}}')
 
 
+# nodwyn's error texts as nodwyn run writes them (taken from runs of this
+# repository's binary against a server on 127.0.0.1 answering each status).
+LOOP = "runtime/loop.scm:63:19: model-turn: "
+REAL = {
+    "refused": LOOP + "provider openai: POST http://127.0.0.1:9/v1/chat/completions: connection failed: dial tcp: "
+                      "connect: connection refused after 6 attempts",
+    "401": LOOP + "provider openai: POST http://127.0.0.1:18771/v1/chat/completions: 401 Unauthorized after 3 attempts: "
+                  '{"error": {"message": "Incorrect API key provided: k. You can find your API key at '
+                  'https://platform.openai.com/account/api-keys.", "type": "invalid_request_error", "code": "invalid_api_key"}}',
+    "429": LOOP + "provider openai: POST http://127.0.0.1:18771/v1/chat/completions: 429 Too Many Requests after 6 attempts: "
+                  '{"error": {"message": "Rate limit reached for gpt-x in organization org-1 on requests per min (RPM): '
+                  'Limit 3, Used 3.", "type": "requests", "code": "rate_limit_exceeded"}}',
+    "safety": LOOP + "provider anthropic: POST https://api.anthropic.com/v1/messages: 400 Bad Request: "
+                     '{"type": "error", "error": {"type": "invalid_request_error", "message": "Output blocked by content '
+                     'filtering policy"}}',
+    "azure": LOOP + "provider openai: POST https://r.openai.azure.com/openai/v1/chat/completions: 400 Bad Request: "
+                    '{"error": {"message": "The response was filtered due to the prompt triggering Azure OpenAI\'s content '
+                    'management policy.", "type": null, "param": "prompt", "code": "content_filter", "status": 400, '
+                    '"innererror": {"code": "ResponsibleAIPolicyViolation"}}}',
+    "openai-flagged": LOOP + "provider openai: POST https://api.openai.com/v1/chat/completions: 400 Bad Request: "
+                             '{"error": {"message": "Invalid prompt: your prompt was flagged as potentially violating our '
+                             'usage policy.", "type": "invalid_request_error", "code": "invalid_prompt"}}',
+    "model404": LOOP + "provider openai: POST http://127.0.0.1:18771/v1/chat/completions: 404 Not Found: "
+                       '{"error": {"message": "The model `gpt-9` does not exist or you do not have access to it.", '
+                       '"type": "invalid_request_error", "param": null, "code": "model_not_found"}}',
+    "res404": LOOP + "provider openai: POST http://127.0.0.1:18771/v1/chat/completions: 404 Not Found: {\"detail\": \"Not Found\"}",
+    "context": LOOP + "provider openai: POST http://127.0.0.1:18771/v1/chat/completions: 400 Bad Request: "
+                      '{"error": {"message": "This model\'s maximum context length is 8192 tokens. However, your messages '
+                      'resulted in 9000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}',
+}
+
+
 class InstallTest(unittest.IsolatedAsyncioTestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
@@ -137,8 +181,16 @@ class InstallTest(unittest.IsolatedAsyncioTestCase):
                                      ("chmod 755 /usr/local/bin/nodwyn", "root")])
         self.assertIn("does not run in the container", env.calls[4].command)
         self.assertEqual(env.calls[4].user, "root")
-        self.assertEqual(env.calls[5].command, "/usr/local/bin/nodwyn version", "Harbor's version detection")
+        # The check's output is the version: Harbor's setup does not run
+        # `nodwyn version` a second time.
+        self.assertEqual(len([c for c in env.calls if " version" in c.command]), 1, env.commands())
         self.assertEqual(a.version(), "v1.2.3")
+
+    async def test_a_version_given_is_kept(self):
+        env = RecordingEnv()
+        a = agent(self.tmp, binary=str(self.binary), version="pinned-7")
+        await a.setup(env)
+        self.assertEqual(a.version(), "pinned-7")
 
     async def test_binary_from_the_environment_variable(self):
         env = RecordingEnv()
@@ -151,23 +203,55 @@ class InstallTest(unittest.IsolatedAsyncioTestCase):
         a = agent(self.tmp, url="https://example.org/nodwyn-linux-amd64?x=1&y=2")
         await a.install(env)
         self.assertEqual(env.uploads, {})
-        dl = [c for c in env.calls if "curl" in c.command][0]
+        dl = [c for c in env.calls if "curl -fsSL" in c.command][0]
         self.assertEqual(dl.user, "root")
         self.assertIn("wget -q -O", dl.command)
         self.assertIn("'https://example.org/nodwyn-linux-amd64?x=1&y=2'", dl.command)
         self.assertIn("neither curl nor wget", dl.command)
+        self.assertFalse([c for c in env.calls if "apt-get" in c.command], "curl was there: nothing installed")
+
+    async def test_a_download_without_curl_or_wget_has_harbor_install_curl(self):
+        env = RecordingEnv(tools=())
+        a = agent(self.tmp, url="https://example.org/nodwyn")
+        await a.install(env)
+        cmds = env.commands()
+        inst = [i for i, c in enumerate(cmds) if "apt-get install -y curl ca-certificates" in c]
+        self.assertEqual(len(inst), 1, cmds)
+        self.assertEqual(env.calls[inst[0]].user, "root")
+        self.assertEqual(env.calls[inst[0]].env, {"DEBIAN_FRONTEND": "noninteractive"})
+        dl = [i for i, c in enumerate(cmds) if "curl -fsSL" in c]
+        self.assertLess(inst[0], dl[0], "installed before the download")
+
+    async def test_a_download_with_wget_only_installs_nothing(self):
+        env = RecordingEnv(tools=("wget",))
+        await agent(self.tmp, url="https://example.org/nodwyn").install(env)
+        self.assertFalse([c for c in env.calls if "apt-get" in c.command or c.command.startswith("for m in")])
+
+    async def test_no_curl_and_no_package_manager_says_what_to_do(self):
+        env = RecordingEnv(tools=(), manager=None)
+        with self.assertLogs("harbor", "WARNING") as logs:
+            await agent(self.tmp, url="https://example.org/nodwyn").install(env)
+        self.assertIn("No supported package manager", logs.output[0])
+        dl = [c for c in env.calls if "curl -fsSL" in c.command][0]
+        self.assertIn("no package manager Harbor could install curl with; give binary=PATH", dl.command)
 
     async def test_nothing_to_install_is_a_clear_error(self):
         with self.assertRaisesRegex(RuntimeError, r"Agent install failed: Nodwyn: nothing to install: .*binary=PATH.*url=URL"):
             await agent(self.tmp).setup(RecordingEnv())
 
-    async def test_a_missing_binary_is_named(self):
-        with self.assertRaisesRegex(RuntimeError, r"/nowhere/nodwyn .*is not a file.*make build"):
-            await agent(self.tmp, binary="/nowhere/nodwyn").setup(RecordingEnv())
+    async def test_a_missing_binary_is_named_before_the_environment_is_built(self):
+        # Harbor makes the agent before it builds the environment: the
+        # mistake costs no container.
+        with self.assertRaisesRegex(FileNotFoundError, r"/nowhere/nodwyn .*is not a file.*make build"):
+            agent(self.tmp, binary="/nowhere/nodwyn")
+        with self.assertRaisesRegex(FileNotFoundError, r"/nowhere/else .*NODWYN_BINARY"):
+            agent(self.tmp, extra_env={"NODWYN_BINARY": "/nowhere/else"})
+        agent(self.tmp, binary=str(self.binary))  # one that is there passes
 
     async def test_a_url_must_be_http(self):
-        with self.assertRaisesRegex(RuntimeError, "http"):
-            await agent(self.tmp, url="file:///etc/passwd").setup(RecordingEnv())
+        with self.assertRaisesRegex(ValueError, "http"):
+            agent(self.tmp, url="file:///etc/passwd")
+        agent(self.tmp, url="https://example.org/nodwyn")
 
 
 class KwargTest(unittest.TestCase):
@@ -236,7 +320,11 @@ class RunTest(unittest.IsolatedAsyncioTestCase):
                      "--trajectory /logs/agent/trajectory.json", "--json", "--provider openai", "--model gpt-5",
                      "--base-url http://proxy:4000/v1", ' - <"$N/instruction.txt"', '>"$N/run.log"']:
             self.assertIn(part, run_line)
-        self.assertIn('wait "$RPID"; echo $? >"$N/exit_code"; } | tee "$N/progress.log"\n', cmd)
+        # The progress (tool commands and their output) goes to a file, not
+        # to what Harbor reads: a tool's "Connection refused" is no failure of the run's.
+        self.assertIn(' - <"$N/instruction.txt" >"$N/run.log" 2>"$N/progress.log" &\n', cmd)
+        self.assertIn('wait "$RPID"; echo $? >"$N/exit_code"\n', cmd)
+        self.assertNotIn("tee", cmd)
         # The daemon is stopped after the run, by its pid, and only it.
         self.assertLess(cmd.index('"$BIN" run '), cmd.rindex("nodwyn_stop_daemon\n"))
         self.assertIn('kill "$p"', cmd)
@@ -352,6 +440,24 @@ class RunTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(env.uploads["/logs/agent/nodwyn/model.script"], "> reply\nDone.\n")
         self.assertIn("--script /logs/agent/nodwyn/model.script", env.run_call().command)
 
+    async def test_harbors_environment_logs_dir(self):
+        # A simulated-user trial gives each role its own directory in the
+        # environment (BaseAgent.environment_logs_dir): the adapter's files
+        # and the trajectory go there.
+        from pathlib import PurePosixPath
+        env = RecordingEnv()
+        a = agent(self.tmp, environment_logs_dir=PurePosixPath("/logs/roles/agent"))
+        await self.run_agent(a, env)
+        cmd = env.run_call().command
+        self.assertIn("N=/logs/roles/agent/nodwyn\n", cmd)
+        self.assertIn("--trajectory /logs/roles/agent/trajectory.json", cmd)
+        self.assertIn("/logs/roles/agent/nodwyn/instruction.txt", env.uploads)
+        self.assertNotIn("/logs/agent/", " ".join(env.commands()))
+        # agent_dir still wins (the tests' temporary directories).
+        b = agent(self.tmp, environment_logs_dir=PurePosixPath("/logs/roles/agent"), agent_dir="/tmp/x")
+        self.assertEqual(b.trajectory_path, "/tmp/x/trajectory.json")
+        self.assertEqual(agent(self.tmp).trajectory_path, "/logs/agent/trajectory.json", "Harbor's default")
+
     async def test_workdir(self):
         env = RecordingEnv()
         await self.run_agent(agent(self.tmp, workdir="/srv/task dir"), env)
@@ -389,7 +495,7 @@ class RunTest(unittest.IsolatedAsyncioTestCase):
 
     async def test_a_configuration_error_before_any_event(self):
         msg = await self.expect_failure(
-            "exit=2\nprogress=nodwyn: the daemon on /logs/agent/nodwyn/run/daemon.sock: provider openai: "
+            "exit=2\nstderr=nodwyn: the daemon on /logs/agent/nodwyn/run/daemon.sock: provider openai: "
             "no API key for https://api.openai.com/v1; set OPENAI_API_KEY", H.AgentAuthenticationError)
         self.assertIn("set OPENAI_API_KEY", msg)
 
@@ -449,6 +555,20 @@ class ErrorWordsTest(unittest.TestCase):
          "nowhere.invalid: no such host after 6 attempts", H.NetworkConnectionError),
         ("provider script: 429 Too Many Requests (m.script:4)", H.ApiRateLimitError),
         ("provider openai: no API key for https://api.openai.com/v1; set OPENAI_API_KEY", H.AgentAuthenticationError),
+        (REAL["safety"], H.AgentSafetyRefusalError),
+        (REAL["azure"], H.AgentSafetyRefusalError),
+        (REAL["openai-flagged"], H.AgentSafetyRefusalError),
+        ("provider openai: POST https://x/v1/chat/completions: 403 Forbidden: {\"error\": {\"code\": \"cyber_policy\", "
+         "\"message\": \"This request was flagged for possible cybersecurity risk\"}}", H.AgentSafetyRefusalError),
+        ("provider openai: POST https://x/v1/chat/completions: 403 Forbidden: {\"error\": \"Country not supported\"}",
+         H.AgentAuthenticationError),
+        (REAL["model404"], H.ModelNotFoundError),
+        ("provider openai: POST http://vllm/v1/chat/completions: 400 Bad Request: {\"message\": \"qwen9 is not a valid model ID\"}",
+         H.ModelNotFoundError),
+        (REAL["res404"], H.ApiProviderResourceNotFoundError),
+        (REAL["refused"], H.NetworkConnectionError),
+        (REAL["401"], H.AgentAuthenticationError),
+        (REAL["429"], H.ApiRateLimitError),
     ]
 
     def test_each_failure_is_classified_as_harbor_would(self):
@@ -471,6 +591,146 @@ class ErrorWordsTest(unittest.TestCase):
             self.assertIs(H.classify(words), want, words)
 
 
+# What a run's progress may say: tool commands and their output, the
+# model's words. None of it is the run's failure.
+TOOL_NOISE = [
+    "[2.0s] model: The server says Connection refused and gh says Not logged in; rate limit? API Error?",
+    "[3.1s] shell-exec curl -s localhost:8080 → exit 7 curl: (7) Failed to connect to localhost port 8080: Connection refused",
+    "[3.5s] shell-exec gh auth status → exit 1 You are Not logged in to any GitHub hosts",
+    "[3.9s] shell-exec python3 fetch.py → exit 1 HTTP 429 too many requests: rate limit exceeded; SSL_connect failed",
+    "[4.2s] shell-exec cat notes.txt → ok Output blocked by content filtering policy; Cannot use this model; Quota exceeded.",
+]
+
+
+def outcome_lines(code, error=None, end=None, stderr=()):
+    """The lines the run script prints after its boundary, as run_command writes them."""
+    lines = [f"exit={code}"]
+    if error is not None:
+        lines.append(f"error={error_event(error)}")
+    if end is not None:
+        lines.append(f"end={json.dumps({'seq': 9, 'type': 'run.end', 'data': end})}")
+    lines += [f"stderr={line}" for line in stderr]
+    return "\n".join(lines)
+
+
+def failed(text, calls=3):
+    return {"status": "failed", "text": text, "tool_call_count": calls}
+
+
+class HarborClassificationTest(unittest.IsolatedAsyncioTestCase):
+    """Each way a nodwyn run can end, through the adapter, classified as
+    Harbor v0.22.0 classifies it: fake_harbor.classify runs Harbor's own
+    ERROR_PATTERNS (all of them, in Harbor's order, the last match
+    winning) over what the adapter's failure command prints. The run's
+    progress is full of words those patterns match (TOOL_NOISE): the class
+    must come from nodwyn's own line."""
+
+    KINDS = [
+        ("deadline", outcome_lines(3, end={"status": "deadline", "text": "stopped: the run's time limit was reached (55m0s)",
+                                           "tool_call_count": 40}, stderr=TOOL_NOISE), H.NonZeroAgentExitCodeError),
+        ("budget", outcome_lines(3, end={"status": "budget", "text": "stopped: the tool-call budget is used up (200 tool calls)",
+                                         "tool_call_count": 200}, stderr=TOOL_NOISE), H.NonZeroAgentExitCodeError),
+        ("no progress", outcome_lines(1, end={"status": "no-progress", "text": "stopped: the same call returned the same "
+                                              "result 4 times in a row, so the run was making no progress",
+                                              "tool_call_count": 9}, stderr=TOOL_NOISE), H.NonZeroAgentExitCodeError),
+        ("an error in Scheme", outcome_lines(1, "runtime/loop.scm:80:3: car: not a pair: ()",
+                                             failed("runtime/loop.scm:80:3: car: not a pair: ()"), TOOL_NOISE),
+         H.NonZeroAgentExitCodeError),
+        ("network refused", outcome_lines(1, REAL["refused"], failed(REAL["refused"]), TOOL_NOISE), H.NetworkConnectionError),
+        ("auth 401", outcome_lines(1, REAL["401"], failed(REAL["401"]), TOOL_NOISE), H.AgentAuthenticationError),
+        ("no key", outcome_lines(2, stderr=TOOL_NOISE[:1] + [
+            "nodwyn: the daemon on /logs/agent/nodwyn/run/daemon.sock: provider openai: no API key for "
+            "https://api.openai.com/v1; set OPENAI_API_KEY"]), H.AgentAuthenticationError),
+        ("rate limit 429 after retries", outcome_lines(1, REAL["429"], failed(REAL["429"]), TOOL_NOISE), H.ApiRateLimitError),
+        ("safety refusal 400 (Anthropic)", outcome_lines(1, REAL["safety"], failed(REAL["safety"]), TOOL_NOISE),
+         H.AgentSafetyRefusalError),
+        ("safety refusal 400 (Azure content filter)", outcome_lines(1, REAL["azure"], failed(REAL["azure"]), TOOL_NOISE),
+         H.AgentSafetyRefusalError),
+        ("safety refusal 400 (OpenAI invalid_prompt)",
+         outcome_lines(1, REAL["openai-flagged"], failed(REAL["openai-flagged"]), TOOL_NOISE), H.AgentSafetyRefusalError),
+        ("model not found 404", outcome_lines(1, REAL["model404"], failed(REAL["model404"]), TOOL_NOISE), H.ModelNotFoundError),
+        ("resource not found 404", outcome_lines(1, REAL["res404"], failed(REAL["res404"]), TOOL_NOISE),
+         H.ApiProviderResourceNotFoundError),
+        ("context window", outcome_lines(1, REAL["context"], failed(REAL["context"]), TOOL_NOISE), H.ContextWindowExceededError),
+        ("a daemon that died mid-run", outcome_lines(1, stderr=TOOL_NOISE + ["nodwyn: the daemon closed the connection"]),
+         H.NonZeroAgentExitCodeError),
+        ("no words at all", outcome_lines(1, stderr=TOOL_NOISE), H.NonZeroAgentExitCodeError),
+    ]
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    async def classify(self, outcome):
+        env = RecordingEnv(outcome=outcome)
+        with self.assertRaises(H.NonZeroAgentExitCodeError) as cm:
+            await agent(self.tmp, extra_env={"OPENAI_API_KEY": "k"}).run("task", env, H.AgentContext())
+        return type(cm.exception), str(cm.exception), env.calls[-1].command
+
+    async def test_each_way_a_run_ends(self):
+        for name, outcome, want in self.KINDS:
+            with self.subTest(name):
+                got, msg, command = await self.classify(outcome)
+                self.assertIs(got, want, msg)
+                # Nothing of the progress reaches what Harbor reads.
+                for noise in TOOL_NOISE:
+                    self.assertNotIn(noise.split("→")[-1].strip()[:30], command)
+
+    async def test_the_exit_code_is_nodwyns(self):
+        for name, outcome, _ in self.KINDS:
+            with self.subTest(name):
+                _, msg, command = await self.classify(outcome)
+                code = int(outcome.split("\n", 1)[0].removeprefix("exit="))
+                self.assertTrue(command.endswith(f"; exit {code}"), command)
+                self.assertIn(f"(exit {code})", msg)
+
+    async def test_a_tools_connection_refused_keeps_nodwyns_class(self):
+        # The case that went wrong: a deadline after a tool printed
+        # "Connection refused" was filed as NetworkConnectionError, which
+        # Harbor retries.
+        outcome = outcome_lines(3, end={"status": "deadline", "text": "stopped: the run's time limit was reached (5m0s)",
+                                        "tool_call_count": 7},
+                                stderr=["[9.0s] shell-exec curl localhost:5000 → exit 7 curl: (7) Failed to connect to "
+                                        "localhost port 5000: Connection refused", "nodwyn: deadline after 5m0s"])
+        got, msg, _ = await self.classify(outcome)
+        self.assertIs(got, H.NonZeroAgentExitCodeError, msg)
+        self.assertIn("stopped: the run's time limit was reached (5m0s)", msg)
+        self.assertNotIn("Connection refused", msg)
+        # What the old adapter printed (the progress's last lines as the
+        # cause) is classified as a network error: the data can tell.
+        self.assertIs(H.classify("nodwyn: run exited 3\nnodwyn: [9.0s] shell-exec curl localhost:5000 → exit 7 curl: (7) "
+                                 "Failed to connect to localhost port 5000: Connection refused"), H.NetworkConnectionError)
+
+    async def test_a_soft_refusal_is_no_safety_stop(self):
+        # Harbor skips its safety patterns when the output has
+        # model_refusal_fallback (a refusal the model recovers from).
+        text = LOOP + ('provider anthropic: POST https://api.anthropic.com/v1/messages: 400 Bad Request: '
+                       '{"error": {"message": "violate our Usage Policy", "detail": "model_refusal_fallback"}}')
+        got, msg, _ = await self.classify(outcome_lines(1, text, failed(text)))
+        self.assertIs(got, H.UnknownApiError, msg)
+
+    def test_harbors_patterns_are_whole_and_in_order(self):
+        # The data copied from Harbor, not a shortened copy: 28 patterns,
+        # each class Harbor names, the safety pattern before "API Error".
+        names = [p.exception.__name__ for p in H.ERROR_PATTERNS]
+        self.assertEqual(len(names), 28)
+        self.assertEqual(names[0], "ApiRateLimitError")
+        self.assertEqual(names[-1], "NetworkConnectionError")
+        self.assertLess(names.index("AgentSafetyRefusalError"), names.index("UnknownApiError"))
+        self.assertLess(names.index("ApiProviderResourceNotFoundError"), names.index("AgentSafetyRefusalError"))
+        self.assertEqual(H.ERROR_PATTERNS_SOURCE[1:3], ("39b85872597ea710077d8c93095059bca3ca4ed2", "0.22.0"))
+        self.assertIs(nodwyn_agent.Nodwyn.ERROR_PATTERNS, H.ERROR_PATTERNS, "the adapter is classified by them")
+
+    def test_the_adapters_own_words_match_no_pattern(self):
+        # Only nodwyn's line and the provider words may decide the class:
+        # what the adapter says around them matches nothing.
+        a = agent(self.tmp)
+        for code in (None, 1, 2, 3, 130):
+            cmd = a.failure_command(RunOutcome(exit_code=code, end={"status": "failed", "tool_call_count": 2}))
+            p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True)
+            self.assertIs(H.classify(p.stdout + "\n" + p.stderr), H.NonZeroAgentExitCodeError, p.stdout)
+
+
 class CredentialsFileTest(unittest.TestCase):
     def test_any_key_reads_back_as_itself(self):
         try:
@@ -488,11 +748,30 @@ class CredentialsFileTest(unittest.TestCase):
 class OutcomeTest(unittest.TestCase):
     def test_parse(self):
         b = "--- nodwyn-harbor " + "0" * 32 + " ---"
-        out = RunOutcome.parse(f"exit=7\n{b}\nexit=1\nerror={error_event('x')}\nend=not json\nprogress=a\nprogress=b", b)
-        self.assertEqual((out.exit_code, out.error, out.end, out.progress), (1, "x", None, ["a", "b"]))
+        out = RunOutcome.parse(f"exit=7\n{b}\nexit=1\nerror={error_event('x')}\nend=not json\nstderr=a\nstderr=\x1b[Kb", b)
+        self.assertEqual((out.exit_code, out.error, out.end, out.stderr), (1, "x", None, ["a", "b"]))
         self.assertIsNone(RunOutcome.parse("exit=0", b).exit_code, "nothing counts before the boundary")
         self.assertIsNone(RunOutcome.parse(f"{b}\nexit=", b).exit_code)
-        self.assertEqual(RunOutcome.parse(None, b).progress, [])
+        self.assertEqual(RunOutcome.parse(None, b).stderr, [])
+        # Only an error event is one: a model.reply whose tool call has {"type": "error"} is not.
+        reply = json.dumps({"seq": 3, "type": "model.reply", "data": {"text": "Connection refused", "tool_calls": [
+            {"id": "c", "name": "x", "arguments": {"type": "error"}}]}})
+        self.assertIsNone(RunOutcome.parse(f"{b}\nexit=1\nerror={reply}", b).error)
+
+    def test_cause_is_nodwyns_own_line(self):
+        # The run's progress is never the cause, whatever it says.
+        tools = ["[3.1s] shell-exec curl localhost:8080 → exit 7 curl: (7) Failed to connect: Connection refused",
+                 "[3.5s] shell-exec gh auth status → exit 1 Not logged in", "nodwyn: deadline after 3.6s"]
+        self.assertEqual(RunOutcome(exit_code=3, end={"status": "deadline", "text": "stopped: the run's time limit was "
+                                                      "reached (55m)"}, stderr=tools).cause(),
+                         "stopped: the run's time limit was reached (55m)")
+        # A finished run.end's text is the model's answer, never an error.
+        self.assertIsNone(RunOutcome(exit_code=1, end={"status": "finished", "text": "Connection refused"}).cause())
+        # No run.end: the run never started; nodwyn run's last "nodwyn: " line and what follows it.
+        self.assertEqual(RunOutcome(exit_code=2, stderr=["x: Connection refused", "nodwyn: no such profile: 'nosuch'",
+                                                         "choose one of lean full"]).cause(),
+                         "no such profile: 'nosuch' choose one of lean full")
+        self.assertIsNone(RunOutcome(exit_code=1, stderr=["Connection refused"]).cause())
 
 
 class PostRunTest(unittest.TestCase):
@@ -853,11 +1132,14 @@ class LocalRunTest(unittest.IsolatedAsyncioTestCase):
         n = len(server.requests)
         traj = json.loads((self.logs / "trajectory.json").read_text())
         self.assertEqual(ctx.n_output_tokens, 10 * n)
-        # The context says what the trajectory says. (nodwyn's trajectory
-        # counts the prompt tokens without the 600 cache reads of each
-        # request, and has no total_cached_tokens: docs/harbor.md.)
+        # The context says what the trajectory says: each request's 1000
+        # prompt tokens, the 600 read from the cache included (ATIF's
+        # prompt_tokens counts them), and those 600 as cached tokens.
         self.assertEqual(ctx.n_input_tokens, traj["final_metrics"]["total_prompt_tokens"])
-        self.assertEqual(ctx.n_cache_tokens, traj["final_metrics"].get("total_cached_tokens"))
+        self.assertEqual(ctx.n_cache_tokens, traj["final_metrics"]["total_cached_tokens"])
+        self.assertEqual((ctx.n_input_tokens, ctx.n_cache_tokens), (1000 * n, 600 * n))
+        agent_steps = [st for st in traj["steps"] if st["source"] == "agent"]
+        self.assertEqual([st["metrics"]["cached_tokens"] for st in agent_steps], [600] * n)
 
     async def expect_classified(self, reply, exc_type):
         server = FakeOpenAI([reply])
@@ -882,6 +1164,52 @@ class LocalRunTest(unittest.IsolatedAsyncioTestCase):
             ("status", 400, {"error": {"message": "This model's maximum context length is 8192 tokens.",
                                        "code": "context_length_exceeded"}}),
             H.ContextWindowExceededError)
+
+    async def test_a_safety_refusal_is_harbors_safety_refusal(self):
+        # Not retried by Harbor, unlike the UnknownApiError it was.
+        msg = await self.expect_classified(
+            ("status", 400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                        "message": "Output blocked by content filtering policy"}}),
+            H.AgentSafetyRefusalError)
+        self.assertIn("400 Bad Request", msg)
+
+    async def test_an_unknown_model_and_a_missing_resource(self):
+        await self.expect_classified(
+            ("status", 404, {"error": {"message": "The model `gpt-test` does not exist or you do not have access to it.",
+                                       "code": "model_not_found"}}), H.ModelNotFoundError)
+        await self.expect_classified(("status", 404, {"detail": "Not Found"}), H.ApiProviderResourceNotFoundError)
+
+    async def test_a_bad_key_is_an_authentication_error(self):
+        await self.expect_classified(("status", 401, {"error": {"message": "Incorrect API key provided",
+                                                                "code": "invalid_api_key"}}), H.AgentAuthenticationError)
+
+    async def test_what_the_tools_print_is_not_the_runs_failure(self):
+        # The model runs commands whose output says "Connection refused",
+        # "Not logged in", "rate limit", and writes a tool call whose
+        # arguments hold {"type": "error"}; then the tool-call budget ends
+        # the run (exit 3). Harbor files it as a plain non-zero exit, and
+        # its message holds nodwyn's line, not the tools' output.
+        noise = ("echo 'curl: (7) Failed to connect to localhost port 8080: Connection refused'; "
+                 "echo 'You are Not logged in'; echo 'API Error: rate limit exceeded; Output blocked by content filtering policy'")
+        script = self.root / "m.script"
+        script.write_text(
+            "> reply\nThe server says Connection refused.\ncall shell-exec " + json.dumps({"command": noise}) + "\n"
+            "> reply\ncall shell-exec " + json.dumps({"command": "echo Not logged in", "type": "error"}) + "\n"
+            "> reply\ncall shell-exec " + json.dumps({"command": "echo again"}) + "\n> reply\nDone.\n")
+        a = self.make(script=str(script), model_name=None, max_tool_calls=2)
+        await a.install(self.env)
+        with self.assertRaises(H.NonZeroAgentExitCodeError) as cm:
+            await a.run(INSTRUCTION, self.env, H.AgentContext())
+        msg = str(cm.exception)
+        self.assertIs(type(cm.exception), H.NonZeroAgentExitCodeError, msg)
+        self.assertIn("(exit 3)", msg)
+        self.assertIn("stopped: the tool-call budget is used up", msg)
+        for word in ("Connection refused", "Not logged in", "rate limit", "content filtering"):
+            self.assertNotIn(word, msg)
+        # The progress is kept, in progress.log.
+        progress = (self.logs / "nodwyn" / "progress.log").read_text()
+        self.assertIn("Connection refused", progress)
+        self.assert_daemon_gone()
 
     async def test_a_binary_that_does_not_run_is_named_at_install(self):
         bad = self.root / "not-a-binary"
