@@ -578,8 +578,10 @@ func (h *NoSandbox) Start(c Command, out *os.File) (*Process, error) {
 // commands left running at their time limit. Without Release it also stops
 // whatever still holds the output pipes of earlier calls, and every process
 // that carries the mark (MarkEnv): what left its process group and holds no
-// pipe, such as a double-forked setsid daemon. With Release what commands
-// started in the background is left alone.
+// pipe, such as a double-forked setsid daemon; and what is still in the
+// session's cgroup, or adopted by the subreaper and the session's, which
+// finds a daemon that also cleared its environment (reap.go). With Release
+// what commands started in the background is left alone.
 func (h *NoSandbox) Close() error {
 	h.mu.Lock()
 	if h.closed {

@@ -155,7 +155,9 @@ func (c *confine) prepare(cmd *exec.Cmd) (done func(), err error) {
 		}
 	}
 	if c.mode == confSubreaper && c.iv == nil {
-		if err := reaper.enable(); err == nil {
+		if err := reaper.enable(); err != nil {
+			c.mode, c.why = confNone, c.why+"; no subreaper: "+err.Error()
+		} else {
 			c.iv = reaper.open(false)
 		}
 	}
