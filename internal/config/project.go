@@ -126,10 +126,10 @@ func distance(a, b string) int {
 // --provider, each with what it is: the one list that help and messages
 // read.
 var Providers = []struct{ Name, About string }{
-	{"openai", "Chat Completions, and the servers compatible with it"},
+	{"openai", "Chat Completions and the servers compatible with it"},
 	{"openai-responses", "OpenAI's Responses API"},
-	{"anthropic", "Anthropic's Messages API"},
-	{"script", "the scripted model, no key; docs/script-provider.md"},
+	{"anthropic", "the Messages API"},
+	{"script", "scripted replies, no key"},
 }
 
 // ProviderList is [Providers] as a sentence: "openai (…), …, or script (…)".
