@@ -169,7 +169,16 @@ func (wc *wireConn) exchange(head, body []byte, req *http.Request) (*http.Respon
 		wc.wbuf = nil // a conversation's largest request is not kept
 	}
 	if err != nil {
+		// A write the caller cancelled has no reply to wait for. (The
+		// cancel sets a deadline in the past; the early reply's would put
+		// it off by earlyReplyWait, so a cancel since is looked at again.)
+		if req.Context().Err() != nil {
+			return nil, notWritten{err}
+		}
 		wc.c.SetReadDeadline(time.Now().Add(earlyReplyWait))
+		if req.Context().Err() != nil {
+			wc.c.SetReadDeadline(time.Unix(1, 0))
+		}
 		if res, rerr := wc.readResponse(req); rerr == nil {
 			wc.c.SetReadDeadline(time.Time{})
 			res.Close = true
