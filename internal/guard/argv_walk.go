@@ -1032,7 +1032,7 @@ var recVerbs = map[string]string{
 	"tar": "archives", "bsdtar": "archives", "gtar": "archives", "zip": "archives", "7z": "archives", "7za": "archives",
 	"cpio": "archives", "restic": "backs up", "borg": "backs up", "duplicity": "backs up", "mksquashfs": "archives",
 	"grep": "searches", "egrep": "searches", "fgrep": "searches", "rg": "searches", "ag": "searches",
-	"ack": "searches", "zgrep": "searches", "git": "searches",
+	"ack": "searches", "zgrep": "searches",
 	"ls": "lists", "tree": "lists", "find": "lists", "fd": "lists", "fdfind": "lists", "du": "lists",
 	"diff": "compares",
 }
