@@ -343,8 +343,9 @@ class Nodwyn(BaseInstalledAgent):
     - ``script``: a host path of a nodwyn model script (docs/script-provider.md)
       used instead of a model: for checking the adapter without a key.
     - ``install_path``, ``agent_dir``: where the binary goes and the
-      container's path of Harbor's agent log directory (/logs/agent); the
-      tests point them at a temporary directory.
+      container's path of Harbor's agent log directory (default: Harbor's
+      environment_logs_dir, /logs/agent); the tests point them at a
+      temporary directory.
     """
 
     SUPPORTS_ATIF: bool = True
