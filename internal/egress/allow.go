@@ -137,8 +137,12 @@ var ecosystems = []ecosystem{
 	// and GOSUMDB to sum.golang.org. "direct" (a module the proxy lacks,
 	// GOPRIVATE, GONOPROXY) reaches the module's own VCS host, which is not
 	// a default. A go.mod toolchain line downloads the toolchain through the
-	// same proxy. Checked by running go mod download through this proxy:
-	// proxy.golang.org and sum.golang.org (or the proxy's /sumdb/ path) only.
+	// same proxy. Checked on 2026-12-05 with go mod tidy (go 1.26, an empty
+	// module cache and no go.sum) through this proxy: one host,
+	// proxy.golang.org, which served the zips itself (no
+	// storage.googleapis.com) and the checksum database under its
+	// /sumdb/sum.golang.org/ path; Go goes to sum.golang.org directly only
+	// when the proxy does not offer that path.
 	{"Go", []string{"go.mod", "go.work"}, nil, "the Go module proxy and checksum database (GOPROXY's and GOSUMDB's defaults)"},
 	// npm config: registry defaults to https://registry.npmjs.org/ (npm,
 	// pnpm, bun); Yarn 1 writes https://registry.yarnpkg.com into yarn.lock.

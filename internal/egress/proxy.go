@@ -9,7 +9,8 @@
 // it dials only the addresses it checked: a name that resolves to a
 // loopback or link-local address reaches it only when the decision says
 // the person named that host exactly ([Decision.Local]), which keeps DNS
-// rebinding away from the person's local services.
+// rebinding away from the person's local services (this machine's own
+// interface addresses count as local too).
 //
 // The package enforces nothing by itself: a command that ignores the
 // proxy settings ([Env]) goes around it unless the kernel stops it (a
@@ -332,9 +333,10 @@ func (p *Proxy) dial(ctx context.Context, rec *Conn) (net.Conn, int, error) {
 	}
 	var usable []netip.Addr
 	var local netip.Addr
+	own := ownAddrs()
 	for _, a := range addrs {
 		a = a.Unmap()
-		if isLocal(a) && !d.Local {
+		if (isLocal(a) || own[a]) && !d.Local {
 			local = a
 			continue
 		}
@@ -346,7 +348,7 @@ func (p *Proxy) dial(ctx context.Context, rec *Conn) (net.Conn, int, error) {
 	}
 	if len(usable) == 0 {
 		rec.Allowed = false
-		rec.Rule = fmt.Sprintf("%s resolves to %s, a loopback or link-local address, which only a host named exactly in [sandbox] %s reaches (the decision was: %s)",
+		rec.Rule = fmt.Sprintf("%s resolves to %s, a loopback or link-local address or one of this machine's, which only a host named exactly in [sandbox] %s reaches (the decision was: %s)",
 			rec.Host, local, AllowHostsKey, d.Rule)
 		return nil, http.StatusForbidden, nil
 	}
@@ -391,6 +393,22 @@ func (p *Proxy) isSelf(ap netip.AddrPort) bool {
 func isLocal(a netip.Addr) bool {
 	return a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsInterfaceLocalMulticast() || a.IsUnspecified() || !a.IsValid()
+}
+
+// ownAddrs are the addresses of this machine's interfaces: a service
+// listening on all interfaces answers on each, so a name that resolves to
+// one is as local as 127.0.0.1.
+func ownAddrs() map[netip.Addr]bool {
+	own := map[netip.Addr]bool{}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				own[ip.Unmap()] = true
+			}
+		}
+	}
+	return own
 }
 
 // refusal is the body of a 403: what was refused, by which rule, and how
@@ -540,6 +558,10 @@ func (p *Proxy) forward(c net.Conn, req *http.Request) bool {
 	if _, ok := req.Header["User-Agent"]; !ok {
 		req.Header["User-Agent"] = []string{""} // Request.Write would add Go's
 	}
+	// The Host header the host sees is the URI's authority, the one
+	// decided: a different Host would reach another site behind a shared
+	// front end (domain fronting).
+	req.Host = req.URL.Host
 	req.Close = true // one request per connection to the host
 	err = req.Write(counted)
 	var resp *http.Response

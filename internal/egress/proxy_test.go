@@ -300,13 +300,14 @@ func plainGet(t *testing.T, proxyAddr, target string) (*http.Response, string) {
 func TestPlainHTTPForwarded(t *testing.T) {
 	type seen struct {
 		uri    string
+		host   string
 		header http.Header
 		body   string
 	}
 	got := make(chan seen, 10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		got <- seen{r.RequestURI, r.Header.Clone(), string(b)}
+		got <- seen{r.RequestURI, r.Host, r.Header.Clone(), string(b)}
 		if r.URL.Path == "/stream" { // no length: the proxy passes it on chunked
 			w.(http.Flusher).Flush()
 		}
@@ -341,6 +342,9 @@ func TestPlainHTTPForwarded(t *testing.T) {
 			t.Errorf("%s reached the server", h)
 		}
 	}
+	if s.host != "web.test:"+port {
+		t.Errorf("the server saw Host %q", s.host)
+	}
 	if s.header.Get("User-Agent") != "Go-http-client/1.1" {
 		t.Errorf("User-Agent %q", s.header.Get("User-Agent"))
 	}
@@ -364,6 +368,63 @@ func TestPlainHTTPForwarded(t *testing.T) {
 	if rec := l.next(t); rec.Method != "GET" || rec.Received < 5000 {
 		t.Errorf("record: %+v", rec)
 	}
+}
+
+// A Host header other than the URI's does not reach the host: the proxy
+// decided on the URI.
+func TestPlainHostHeaderReplaced(t *testing.T) {
+	hosts := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hosts <- r.Host }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	l := newLab(t, allowLocal("web.test"), map[string]string{"web.test": "127.0.0.1"})
+	c, err := net.Dial("tcp", l.p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET http://web.test:%s/ HTTP/1.1\r\nHost: evil.test\r\n\r\n", port)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatal(resp, err)
+	}
+	if h := <-hosts; h != "web.test:"+port {
+		t.Errorf("the server saw Host %q", h)
+	}
+	l.next(t)
+}
+
+// A name that resolves to one of this machine's own interface addresses
+// reaches a service listening on all interfaces only as a local name does.
+func TestOwnAddressRefused(t *testing.T) {
+	var own netip.Addr
+	for a := range ownAddrs() {
+		if !isLocal(a) && a.Is4() {
+			own = a
+		}
+	}
+	if !own.IsValid() {
+		t.Skip("no non-loopback IPv4 address")
+	}
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	person := func(_ context.Context, host string, _ int) Decision {
+		return Decision{Allow: true, Rule: "allowed", Local: host == "mine.test"}
+	}
+	l := newLab(t, person, map[string]string{"own.test": own.String(), "mine.test": own.String()})
+	if _, _, resp := connect(t, "tcp", l.p.Addr(), "own.test:"+port, nil); resp.StatusCode != 403 {
+		t.Errorf("own.test: %s", resp.Status)
+	}
+	l.next(t)
+	if _, _, resp := connect(t, "tcp", l.p.Addr(), "mine.test:"+port, nil); resp.StatusCode != 200 {
+		t.Errorf("mine.test: %s", resp.Status)
+	}
+	l.p.Close()
+	l.next(t)
 }
 
 func TestOriginFormRefused(t *testing.T) {
