@@ -118,7 +118,7 @@ func (p *Proxy) Start(ctx context.Context) error {
 	p.mu.Lock()
 	p.addr = ln.Addr().String()
 	p.mu.Unlock()
-	if err := p.serve(ln); err != nil {
+	if err := p.Serve(ln); err != nil {
 		p.Close()
 		return err
 	}
@@ -142,10 +142,14 @@ func (p *Proxy) ListenUnix(path string) error {
 		return fmt.Errorf("egress: %w", err)
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(true)
-	return p.serve(ln)
+	return p.Serve(ln)
 }
 
-func (p *Proxy) serve(ln net.Listener) error {
+// Serve serves the proxy on a listener made elsewhere as well, such as one
+// made inside a command's network namespace (a socket stays in the
+// namespace it was made in, so the proxy accepts from there while it
+// dials from the person's). The listener is closed at Close.
+func (p *Proxy) Serve(ln net.Listener) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ctx == nil || p.closed {

@@ -741,3 +741,36 @@ func gitBackend(backend, root string) http.Handler {
 		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "HOME=" + root},
 	}
 }
+
+// Serve takes a listener made elsewhere (inside a network namespace, for
+// the session); before Start it refuses.
+func TestServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idle Proxy
+	if err := idle.Serve(ln); err == nil {
+		t.Fatal("Serve before Start")
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("the refused listener still listens")
+	}
+	e := newEcho(t)
+	l := newLab(t, allowLocal("echo.test"), map[string]string{"echo.test": "127.0.0.1"})
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.p.Serve(ln); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, resp := connect(t, "tcp", ln.Addr().String(), "echo.test:"+e.port(), nil); resp.StatusCode != 200 {
+		t.Fatal(resp.Status)
+	}
+	l.p.Close()
+	l.next(t)
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("the listener outlives the proxy")
+	}
+}
