@@ -324,3 +324,25 @@ func BenchmarkSweep(b *testing.B) {
 		reaper.sweep(false, 0)
 	}
 }
+
+// Under the subreaper, a sandbox-mode session's daemon is left running when
+// another session open at the same time in the process ends: sandbox mode's
+// promise wins over a guess.
+func TestSubreaperLeavesASandboxSessionsDaemon(t *testing.T) {
+	a := reapHost(t, "subreaper", false)
+	if out, err := a.Run(context.Background(), shellLine(t.TempDir(), "true")); err != nil || out.ExitCode != 0 {
+		t.Fatalf("%q %v", out.Out, err)
+	}
+	r := reapHost(t, "", true)
+	pid := escape(t, r, "env -i setsid nohup")
+	r.Close()
+	if !PidAlive(pid) {
+		t.Fatalf("sandbox mode: Close stopped the daemon")
+	}
+	a.Close()
+	if !PidAlive(pid) {
+		t.Fatalf("closing a session stopped a sandbox-mode session's daemon")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	gone(t, pid)
+}
