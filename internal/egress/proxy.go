@@ -76,8 +76,9 @@ type Conn struct {
 type Proxy struct {
 	// Decide decides each connection (host lower case, without brackets or
 	// a final dot). It may block, for instance on a confirm at the
-	// terminal: its context ends when the command hangs up or the proxy
-	// closes, and Close waits for it to return. Nil refuses everything.
+	// terminal: its context ends when the proxy closes (not when the
+	// command hangs up), and Close waits for it to return. Nil refuses
+	// everything.
 	Decide func(ctx context.Context, host string, port int) Decision
 	// OnConn receives each connection's record when it ends or is
 	// refused. It is called from the connection's goroutine, one call at
@@ -557,6 +558,15 @@ func (p *Proxy) forward(c net.Conn, req *http.Request) bool {
 	}
 	defer p.untrack(up)
 	counted := &countConn{Conn: up}
+	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+		// Say go on now: the body is read as the request is written.
+		req.Header.Del("Expect")
+		if _, err := io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
+			rec.Err = err.Error()
+			p.report(&rec)
+			return false
+		}
+	}
 	keepClient := !req.Close
 	removeHop(req.Header)
 	if _, ok := req.Header["User-Agent"]; !ok {

@@ -368,6 +368,30 @@ func TestPlainHTTPForwarded(t *testing.T) {
 	if rec := l.next(t); rec.Method != "GET" || rec.Received < 5000 {
 		t.Errorf("record: %+v", rec)
 	}
+
+	// HEAD: headers only, and the connection still serves.
+	resp, err = client.Head("http://web.test:" + port + "/h")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatal(resp, err)
+	}
+	resp.Body.Close()
+	<-got
+	l.next(t)
+
+	// A body sent after 100 Continue.
+	req, _ = http.NewRequest("PUT", "http://web.test:"+port+"/e", strings.NewReader("after continue"))
+	req.Header.Set("Expect", "100-continue")
+	tr.ExpectContinueTimeout = time.Hour // a proxy that never said go on would hang the test
+	resp, err = client.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatal(resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if s := <-got; s.body != "after continue" {
+		t.Errorf("the server saw %q", s.body)
+	}
+	l.next(t)
 }
 
 // A Host header other than the URI's does not reach the host: the proxy
