@@ -109,9 +109,9 @@ func (r *RunCmd) viaDaemon(e *env, sock string) error {
 	if !r.Unattended && !r.NoConfirm && r.Sandbox == "" {
 		f.ask = terminalConfirm(e, rend)
 		if f.ask == nil && !r.Detach {
-			// No terminal here to answer at: declined, as in process, rather
-			// than waiting on an answer nobody will give.
-			params["no_confirm"] = true
+			// No terminal here to answer at: unattended, as in process,
+			// rather than waiting on an answer nobody will give.
+			params["unattended"] = true
 		}
 	}
 	c, err := dialDaemon(context.Background(), dirs.Data, sock, f.notify)
@@ -148,8 +148,8 @@ func daemonError(err error) error {
 	var e *rpc.Error
 	if errors.As(err, &e) {
 		code := ExitFailed
-		if n, ok := e.Data["exit_code"].(float64); ok {
-			code = int(n)
+		if n, ok := intOf(e.Data["exit_code"]); ok {
+			code = n
 		} else if e.Code == rpc.CodeInvalidParams {
 			code = ExitUsage
 		}
@@ -164,7 +164,7 @@ type followed struct {
 	e    *env
 	rend *renderer
 	json func(store.Event)
-	ask  func(context.Context, guard.Request, guard.Decision) (bool, bool)
+	ask  func(context.Context, guard.Request, guard.Decision) (bool, bool, string)
 	c    *rpc.Client
 
 	mu     sync.Mutex
@@ -210,17 +210,19 @@ func (f *followed) notify(method string, params json.RawMessage) {
 		}
 		// Not on the connection's reading goroutine: the answer is a call.
 		go func() {
-			yes, always := f.ask(ctx, guard.Request{Tool: q.Tool, Args: q.Args}, guard.Decision{Verdict: verdict, Checker: q.Checker, Reason: q.Reason})
-			answer := "no"
+			yes, always, note := f.ask(ctx, guard.Request{Tool: q.Tool, Args: q.Args}, guard.Decision{Verdict: verdict, Checker: q.Checker, Reason: q.Reason})
+			a := map[string]any{"run": q.Run, "confirm": q.Confirm, "answer": "no"}
 			switch {
 			case yes && always:
-				answer = "always"
+				a["answer"] = "always"
 			case yes:
-				answer = "yes"
+				a["answer"] = "yes"
+			case note != "":
+				a["note"] = note // the model reads it with the decline
 			}
 			actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			f.c.Call(actx, "confirm.answer", map[string]any{"run": q.Run, "confirm": q.Confirm, "answer": answer}, nil)
+			f.c.Call(actx, "confirm.answer", a, nil)
 		}()
 	}
 }
@@ -273,8 +275,13 @@ func (f *followed) follow(ctx context.Context, id string, cancelOnStop bool) (se
 		}
 	}
 	// run.events' answer says how the run ended: a daemon that is stopping
-	// may close the connection right after it.
-	return session.Outcome{Status: res.Status, Text: res.Outcome}, nil
+	// may close the connection right after it. A run the daemon no longer
+	// holds (one that ended before it restarted) is told by its run.end.
+	out := session.Outcome{Status: res.Status, Text: res.Outcome}
+	if status, text := f.rend.endOf(); out.Text == "" && status != "" && (out.Status == "" || out.Status == status) {
+		out.Status, out.Text = status, text
+	}
+	return out, nil
 }
 
 // AttachCmd is `nodwyn attach`.
@@ -322,6 +329,9 @@ func (a *AttachCmd) Run(e *env) error {
 		return err
 	}
 	rend.finish(out)
+	if !a.JSON && out.Text != "" && out.Status == "finished" { // the final answer, as nodwyn run prints it
+		fmt.Fprintln(e.stdout, termtext.Text(out.Text))
+	}
 	return exitFor(out, dirs.Data)
 }
 

@@ -893,7 +893,7 @@ func (r *daemonRun) event(ev store.Event) {
 	case "run.end":
 		usage := map[string]int{}
 		for _, k := range []string{"input_tokens", "output_tokens"} {
-			if n, ok := ev.Data[k].(int); ok {
+			if n, ok := intOf(ev.Data[k]); ok {
 				usage[k] = n
 			}
 		}

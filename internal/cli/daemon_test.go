@@ -587,9 +587,9 @@ func TestDaemonStopEndsItsRunsClientsCleanly(t *testing.T) {
 }
 
 // A run through the daemon without the kernel floor is refused (its
-// commands could read the token); attended from no terminal, its confirms
-// are declined as in process instead of waiting; a resumed run is listed
-// once.
+// commands could read the token); from no terminal it is unattended and
+// its confirms are declined as in process instead of waiting; a resumed
+// run is listed once.
 func TestDaemonRefusalsThatKeepItsToken(t *testing.T) {
 	home, proj, script := daemonProject(t, "> reply\ncall shell-exec {\"command\": \"rm -rf build\"}\n> reply\nDone.\n")
 	d := startDaemon(t, home)
@@ -606,11 +606,11 @@ func TestDaemonRefusalsThatKeepItsToken(t *testing.T) {
 	}()
 	select {
 	case code := <-done:
-		if code != 0 || !strings.Contains(stderr.String(), "rm -rf build → error not run") {
-			t.Errorf("attended from no terminal: exit %d\n%s", code, stderr.String())
+		if code != 0 || !strings.Contains(stderr.String(), "rm -rf build not run: confirm") || !strings.Contains(stderr.String(), "declined (nobody can approve it)") {
+			t.Errorf("from no terminal: exit %d\n%s", code, stderr.String())
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("attended from no terminal, the run waits on a confirm nobody answers")
+		t.Fatal("from no terminal, the run waits on a confirm nobody answers")
 	}
 	id := d.call(c, "run.start", map[string]any{"folder": proj, "instruction": "x", "script": script, "unattended": true})["id"]
 	d.waitEnd(c, id.(string))

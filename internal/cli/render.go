@@ -28,7 +28,8 @@ type renderer struct {
 	w       io.Writer
 	quiet   bool
 	tty     bool
-	start0  time.Time
+	start0  time.Time // when the run started: its run.start event's time
+	timed   bool      // an event with a time has been shown
 	steps   int
 	status  bool // a status line is on screen
 	session string
@@ -40,9 +41,11 @@ type renderer struct {
 
 	modelData atomic.Int64 // unix ns of the model's last data (waiting.go)
 
-	call string // the tool call running: "shell-exec: sh test.sh" (callText)
+	call   string          // the tool call running: "shell-exec: sh test.sh" (callText)
+	notRun map[string]bool // the calls a tool.decision line said did not run (callKey)
 
 	usage map[string]any // the run.end event's totals, for the finish line
+	ended time.Time      // when the run.end event says the run ended
 }
 
 // close stops the ticker; safe to call more than once.
@@ -92,8 +95,17 @@ func (r *renderer) start(id string) {
 	r.session = id
 }
 
-func (r *renderer) elapsed() string {
-	d := time.Since(r.start0)
+// elapsed is the time since the run started, as the lines show it.
+func (r *renderer) elapsed() string { return r.elapsedAt(time.Now()) }
+
+// elapsedAt is t's time since the run started: the run.start event's time
+// (a run followed from the daemon, or replayed by attach, is shown by its
+// events' own times, never the time they reached this process).
+func (r *renderer) elapsedAt(t time.Time) string {
+	d := t.Sub(r.start0)
+	if d < 0 {
+		d = 0
+	}
 	if d < time.Minute {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
@@ -126,8 +138,19 @@ func (r *renderer) event(ev store.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d := ev.Data
+	at := time.Now() // when it happened: the event's own time, when it has one
+	if !ev.Time.IsZero() {
+		at = ev.Time
+		if !r.timed && at.Before(r.start0) { // the first event of a run that began before this display
+			r.start0 = at
+		}
+		r.timed = true
+	}
 	switch ev.Type {
 	case "run.start":
+		if !ev.Time.IsZero() {
+			r.start0 = ev.Time // times count from the run's start (a resumed session's too)
+		}
 		r.line("nodwyn: session %v in %v (profile %v%s)", d["session"], d["folder"], d["profile"], modeText(d))
 		if f, _ := d["kernel_floor"].(string); f != "" {
 			r.line("nodwyn: kernel floor: %s", f)
@@ -137,38 +160,51 @@ func (r *renderer) event(ev store.Event) {
 		r.statusLine("step %d: waiting for the model", r.steps)
 	case "model.reply":
 		if t, _ := d["text"].(string); strings.TrimSpace(t) != "" {
-			r.line("[%s] model: %s", r.elapsed(), oneLine(t, 200))
+			r.line("[%s] model: %s", r.elapsedAt(at), oneLine(t, 200))
 		}
 	case "tool.call":
 		r.call = callText(d)
 		r.statusLine("step %d: running %s", r.steps, r.call)
 	case "tool.decision":
 		if a, _ := d["allowed"].(bool); !a {
-			r.line("[%s] %s not run: %v (%v) %v", r.elapsed(), r.callOf(d), d["decision"], d["checker"], oneLine(fmt.Sprint(d["reason"]), 160))
+			how := "" // who declined it, and their note; a refusal is the guard's
+			if a, _ := d["answer"].(string); a != "" && a != "refused" {
+				how = "; " + oneLine(a, 200)
+			}
+			r.line("[%s] %s not run: %v (%v) %v%s", r.elapsedAt(at), r.callOf(d), d["decision"], d["checker"], oneLine(fmt.Sprint(d["reason"]), 160), how)
+			if r.notRun == nil {
+				r.notRun = map[string]bool{}
+			}
+			r.notRun[callKey(d)] = true
 		}
 	case "tool.result":
+		if r.notRun[callKey(d)] { // the decision's line said it: its result is the refusal again
+			delete(r.notRun, callKey(d))
+			r.call = ""
+			break
+		}
 		status := "ok"
 		if e, _ := d["error"].(bool); e {
 			status = "error"
-		} else if x, ok := d["exit"].(int); ok && x != 0 {
+		} else if x, ok := intOf(d["exit"]); ok && x != 0 {
 			status = fmt.Sprintf("exit %d", x)
 		}
-		r.line("[%s] %s → %s %s", r.elapsed(), r.callOf(d), status, oneLine(fmt.Sprint(d["output"]), 120))
+		r.line("[%s] %s → %s %s", r.elapsedAt(at), r.callOf(d), status, oneLine(fmt.Sprint(d["output"]), 120))
 		r.call = ""
 	case "self_validation":
 		where := fmt.Sprintf("journal entry %v", d["journal_seq"])
 		if e, ok := d["journal_error"]; ok {
 			where = fmt.Sprintf("not in the journal: %v", e)
 		}
-		r.line("[%s] evidence (%v): %s [%s]", r.elapsed(), d["tool"], oneLine(fmt.Sprint(d["summary"]), 120), where)
+		r.line("[%s] evidence (%v): %s [%s]", r.elapsedAt(at), d["tool"], oneLine(fmt.Sprint(d["summary"]), 120), where)
 	case "run.end":
-		r.usage = d
+		r.usage, r.ended = d, at
 	case "judge":
-		r.line("[%s] judge (%v): %v, %s", r.elapsed(), d["model"], d["answer"], oneLine(fmt.Sprint(d["reason"]), 160))
+		r.line("[%s] judge (%v): %v, %s", r.elapsedAt(at), d["model"], d["answer"], oneLine(fmt.Sprint(d["reason"]), 160))
 	case "note":
-		r.line("[%s] note: %v", r.elapsed(), d["text"])
+		r.line("[%s] note: %v", r.elapsedAt(at), d["text"])
 	case "error":
-		r.line("[%s] error: %v", r.elapsed(), d["text"])
+		r.line("[%s] error: %v", r.elapsedAt(at), d["text"])
 	}
 }
 
@@ -179,8 +215,26 @@ func (r *renderer) finish(out session.Outcome) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.line("nodwyn: %s after %s%s (session %s; 'nodwyn log %s' shows it)", out.Status, r.elapsed(), usageText(r.usage), r.session, r.session)
+	end := time.Now()
+	if !r.ended.IsZero() {
+		end = r.ended // a run followed or replayed ended when its run.end says
+	}
+	r.line("nodwyn: %s after %s%s (session %s; 'nodwyn log %s' shows it)", out.Status, r.elapsedAt(end), usageText(r.usage), r.session, r.session)
 }
+
+// endOf is what the run.end event said: the run's status and last words
+// ("" before one came).
+func (r *renderer) endOf() (status, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	status, _ = r.usage["status"].(string)
+	text, _ = r.usage["text"].(string)
+	return status, text
+}
+
+// callKey names a call across its events: its id, and its tool (a call
+// no model asked for has the id "").
+func callKey(d map[string]any) string { return fmt.Sprint(d["id"], "\x00", d["name"]) }
 
 // usageText is a run's totals as the finish line says them:
 // " · 41k tokens in (30k cached) · 3k out · $0.07"; "" with no request.
@@ -201,18 +255,38 @@ func usageText(d map[string]any) string {
 	return t
 }
 
-// number reads a count an event carries: an int in process, a float64
-// once it has come through JSON (the daemon's events).
+// number reads a number an event carries: an int in process, a float64
+// once it has come through JSON (the daemon's events, attach, a log read
+// back), a json.Number from a decoder that keeps them.
 func number(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int:
 		return float64(x), true
 	case int64:
 		return float64(x), true
+	case int32:
+		return float64(x), true
 	case float64:
 		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
 	}
 	return 0, false
+}
+
+// intOf is number as an int: an exit status, a count. A float64 with a
+// fraction is not one.
+func intOf(v any) (int, bool) {
+	if x, ok := v.(json.Number); ok {
+		n, err := x.Int64()
+		return int(n), err == nil
+	}
+	f, ok := number(v)
+	if !ok || f != float64(int(f)) {
+		return 0, false
+	}
+	return int(f), true
 }
 
 // tokens is a count as people read it: 812, 41k, 1.2M.
@@ -316,9 +390,10 @@ func jsonSink(w io.Writer) func(store.Event) {
 	}
 }
 
-// terminalConfirm asks a person at the terminal; with no terminal on stdin
-// it declines.
-func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool) {
+// terminalConfirm asks a person at the terminal (Options.ConfirmNote: a
+// decline may carry a note for the model); with no terminal on stdin it is
+// nil, and nobody is asked.
+func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool, string) {
 	f, ok := e.stdin.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
@@ -327,7 +402,7 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 	// question: a question given up (the run was cancelled) must not leave a
 	// second reader racing the next one for the person's answer.
 	var answers chan string
-	return func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool) {
+	return func(ctx context.Context, req guard.Request, d guard.Decision) (bool, bool, string) {
 		if answers == nil {
 			answers = make(chan string)
 			go func() {
@@ -338,7 +413,7 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 						close(answers)
 						return
 					}
-					answers <- strings.TrimSpace(strings.ToLower(s))
+					answers <- s
 				}
 			}()
 		}
@@ -347,31 +422,30 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 		kind, what := confirmHeader(req, d)
 		r.line("%s (%s): %s\n  %s", kind, termtext.Line(d.Checker), d.Reason, what)
 		for {
-			if d.Verdict == guard.SecurityConfirm {
-				fmt.Fprint(r.w, "  allow it? [y]es / [n]o: ")
-			} else {
-				fmt.Fprint(r.w, "  allow it? [y]es / [n]o / [a]lways (this command or path, for the rest of the session): ")
-			}
+			fmt.Fprint(r.w, confirmPrompt(d))
 			select {
 			case <-ctx.Done():
-				return false, false
-			case a, ok := <-answers:
+				return false, false, ""
+			case line, ok := <-answers:
 				if !ok { // the terminal closed: nobody to answer
-					return false, false
+					return false, false, ""
 				}
-				switch a {
-				case "y", "yes":
-					return true, false
-				case "a", "always":
-					if d.Verdict != guard.SecurityConfirm {
-						return true, true
-					}
-				case "n", "no", "":
-					return false, false
+				if a, ok := parseAnswer(line, d.Verdict == guard.SecurityConfirm); ok {
+					return a.yes, a.always, a.note
 				}
 			}
 		}
 	}
+}
+
+// confirmPrompt is the question under a confirm, the same wherever a person
+// answers one (nodwyn run at a terminal, a run followed from the daemon,
+// the console); parseAnswer reads the answer.
+func confirmPrompt(d guard.Decision) string {
+	if d.Verdict == guard.SecurityConfirm {
+		return "  allow it? [y]es / [n]o, or n and a note for the model: "
+	}
+	return "  allow it? [y]es / [n]o, or n and a note for the model / [a]lways (this command or path, for the rest of the session): "
 }
 
 // confirmHeader is what a confirm question names: its kind and the call
