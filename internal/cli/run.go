@@ -27,7 +27,7 @@ type RunCmd struct {
 	Instruction     []string      `arg:"" optional:"" help:"The task. '-' reads it from standard input."`
 	InstructionFile string        `name:"instruction-file" type:"existingfile" help:"Read the task from this file (harnesses that kill agents by matching their argv cannot match it)."`
 	Folder          string        `short:"C" name:"folder" help:"The folder to work in (default: the current folder; with --resume, the session's)."`
-	Profile         string        `help:"Loop profile: lean, full, or one a project's init.scm defines (default: [loop] profile, NODWYN_PROFILE, else lean when unattended and full otherwise)."`
+	Profile         string        `help:"Loop profile: lean, full, or one a project's init.scm defines (default: [loop] profile, NODWYN_PROFILE, else lean when unattended, standard input not a terminal included, and full otherwise)."`
 	Provider        string        `help:"Model provider: openai (Chat Completions, and the servers compatible with it), openai-responses (OpenAI's Responses API), anthropic, or script."`
 	Reasoning       string        `help:"Reasoning effort: low, medium or high (also [provider] reasoning; default: the model's own). OpenAI's reasoning_effort, Anthropic's extended thinking." placeholder:"EFFORT"`
 	Model           string        `help:"The model's name at the provider."`
@@ -39,9 +39,9 @@ type RunCmd struct {
 	IdleTimeout     time.Duration `name:"idle-timeout" help:"Cut a request to the model that receives no data for this long, e.g. 2m (the default; also [provider] idle_timeout); SSE comments and pings are not data. A request cut by it is retried."`
 	JSON            bool          `name:"json" help:"Write every event as a JSON line on stdout."`
 	Trajectory      string        `help:"Write an ATIF trajectory (Harbor's Agent Trajectory Interchange Format) to this file as the run goes."`
-	Resume          string        `help:"Continue this session (an id from 'nodwyn sessions', its start, or 'last') from its saved messages, in its folder."`
+	Resume          string        `help:"Continue this session (an id from 'nodwyn sessions', its start, or 'last') from its saved messages, in its folder, with its provider and model unless --provider, --script or --model say otherwise."`
 	Yolo            bool          `help:"Answer ordinary confirms yes. Security confirms are still declined when unattended."`
-	Unattended      bool          `help:"Nobody answers confirms: ordinary ones are declined (or answered yes with --yolo), security ones always declined."`
+	Unattended      bool          `help:"Nobody answers confirms: ordinary ones are declined (or answered yes with --yolo), security ones always declined. A run whose standard input is not a terminal is unattended without it."`
 	NoConfirm       bool          `name:"no-confirm" help:"Decline every confirm without asking."`
 	Judge           JudgeFlag     `help:"Unattended, with a judge: ordinary confirms go to a judge model (the run's model, or --judge=MODEL on the same provider) that answers yes or no with a reason the log keeps; security confirms are declined, never judged. Excludes --yolo, --no-confirm and --sandbox." placeholder:"MODEL"`
 	Sandbox         string        `help:"'container': the machine is this run's disposable sandbox (implies --yolo and --unattended; see docs/harbor.md)." placeholder:"container"`
@@ -58,6 +58,7 @@ type RunCmd struct {
 
 	absFolder string
 	dataDir   string
+	resumed   *store.SessionState // the saved state of the session --resume continues
 }
 
 // loadContract reads the run's contract: the --contract file, else the
@@ -215,6 +216,7 @@ func (r *RunCmd) folderAndSession(dirs config.Dirs) (folder, resumeID string, er
 		if err != nil {
 			return "", "", usageErr("--resume %s: %v", r.Resume, err)
 		}
+		r.resumed = state
 		if state.Folder == "" {
 			return "", "", usageErr("--resume %s: session %s does not say which folder it worked in", r.Resume, resumeID)
 		}
@@ -354,6 +356,13 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 	if err != nil {
 		return none, err
 	}
+	if h.terminal && h.console == nil && !o.unattended && !isTerminal(e.stdin) {
+		// No terminal to ask at: nobody answers confirms, and the run is
+		// unattended as --unattended makes it (lean unless a profile is
+		// named; ordinary confirms declined, or answered yes with --yolo;
+		// security confirms declined), as the README says.
+		o.unattended = true
+	}
 	if err := checkFolder(folder, home, dirs, o.sandbox); err != nil {
 		return none, err
 	}
@@ -438,7 +447,7 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 	}
 	if !o.unattended && !o.noConfirm {
 		if h.terminal {
-			opts.Confirm = terminalConfirm(e, rend)
+			opts.ConfirmNote = terminalConfirm(e, rend)
 		} else {
 			opts.ConfirmNote = h.confirm
 		}
@@ -491,6 +500,7 @@ func (r *RunCmd) providerConfig(cfg *config.Config, dirs config.Dirs, getenv fun
 		Compat: provider.Compat{MaxTokensField: cc.MaxTokensField, SystemRole: cc.SystemRole, NoStreamOptions: cc.NoStreamOptions,
 			NoParallelToolCalls: cc.NoParallelToolCalls, NoReasoningEffort: cc.NoReasoningEffort, NoEncryptedReasoning: cc.NoEncryptedReasoning},
 	}
+	r.resumedProvider(&pc)
 	if r.Reasoning != "" {
 		pc.Reasoning = r.Reasoning
 	}
@@ -567,6 +577,40 @@ func (r *RunCmd) providerConfig(cfg *config.Config, dirs config.Dirs, getenv fun
 		pc.APIKey = found.key
 	}
 	return pc, nil
+}
+
+// resumedProvider makes pc, read from the configuration, the provider and
+// model of the session --resume continues, as its saved state names them.
+// The flags of this run win (providerConfig applies them after), and a
+// --provider or --script other than the session's takes none of its
+// choices. config.toml and the environment do not: they were there when the
+// session started, and it may have been started with flags that chose
+// otherwise (issue 29 item 3).
+func (r *RunCmd) resumedProvider(pc *provider.Config) {
+	s := r.resumed
+	if s == nil || s.Provider == "" {
+		return
+	}
+	flag := r.Provider
+	if r.Script != "" {
+		flag = "script"
+	}
+	if flag == "openai-responses" {
+		flag = "openai"
+	}
+	if flag != "" && flag != s.Provider {
+		return
+	}
+	if s.Provider == "script" && pc.Script == "" && r.Script == "" {
+		return // the reply file is not saved: --script names it again
+	}
+	if pc.Provider != s.Provider { // what config.toml says of its own provider
+		pc.BaseURL, pc.API = "", ""
+	}
+	pc.Provider = s.Provider
+	if s.Model != "" {
+		pc.Model = s.Model
+	}
 }
 
 // checkFolder refuses folders a run may not work in: outside sandbox mode /
