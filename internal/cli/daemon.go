@@ -48,12 +48,7 @@ kernel floor cover it): a program a run started cannot drive the daemon.
 
 Each run is a session of its own, with its own Scheme environment and guard,
 taking the same path as 'nodwyn run' with the same options. Sandbox mode is a
-run's: run.start's "sandbox": "container" is the only way to it.
-
-Example:
-
-    nodwyn daemon --socket /tmp/n/daemon.sock &
-    # see docs/rpc.md for a session typed into socat`
+run's: run.start's "sandbox": "container" is the only way to it.`
 }
 
 // defaultSocket is where a daemon listens and clients look by default.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	nodwyn "github.com/nodwyn/nodwyn"
+	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/scheme"
 )
 
@@ -404,7 +405,7 @@ func decisionAlist(verdict, checker, reason string) scheme.Value {
 // projectRel is real's path under <folder>/.nodwyn ("lib/util.scm"), the
 // key of Options.ProjectScheme, when it is there.
 func (s *Session) projectRel(real string) (string, bool) {
-	base := filepath.Join(s.opts.Folder, ".nodwyn")
+	base := filepath.Join(config.ProjectDir(s.opts.Folder), ".nodwyn") // the project's, found as trust found it
 	if r, err := filepath.EvalSymlinks(base); err == nil {
 		base = r
 	}
@@ -418,7 +419,7 @@ func (s *Session) projectRel(real string) (string, bool) {
 // loadablePath resolves a path for (load …): inside <folder>/.nodwyn or the
 // configuration directory, by its physical path.
 func (s *Session) loadablePath(p string) (string, error) {
-	base := filepath.Join(s.opts.Folder, ".nodwyn")
+	base := filepath.Join(config.ProjectDir(s.opts.Folder), ".nodwyn") // the project's, found as trust found it
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}

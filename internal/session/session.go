@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	nodwyn "github.com/nodwyn/nodwyn"
@@ -38,6 +39,10 @@ type Options struct {
 	Folder      string // absolute
 	Instruction string
 	Profile     string // "" = the Scheme default (lean when unattended, else full)
+	// ProfileOrigin says who chose Profile, for the error when there is no
+	// such profile: "--profile", "NODWYN_PROFILE", or the config file and
+	// line of [loop] profile.
+	ProfileOrigin string
 
 	Sandbox    bool // sandbox mode (a property of the run; implies Unattended and Yolo)
 	Unattended bool
@@ -210,7 +215,7 @@ type Session struct {
 	caps      scheme.Value // (sandbox-caps), made once
 	floor     *sandbox.Floor
 	protect   *sandbox.Protected // .git/config, .git/hooks, .nodwyn/ (not in sandbox mode)
-	floorLine string // "on (…)" or "off (why)", said at run.start
+	floorLine string             // "on (…)" or "off (why)", said at run.start
 	journal   *journal.Journal
 
 	pendingCalls []provider.ToolCall // the last reply's calls not yet run: their ids go on the tool events
@@ -430,7 +435,11 @@ func (s *Session) loadChain(parent context.Context) error {
 		return s.loadFailed(ctx, "the init chain", scheme.UnresolvedError(refs), "define the name, or correct its spelling")
 	}
 	if _, err := s.interp.CallByName(ctx, "current-profile"); err != nil {
-		return s.loadFailed(ctx, "(current-profile) (as the init chain defines it)", err, "")
+		fix := ""
+		if s.opts.Profile != "" && s.opts.ProfileOrigin != "" {
+			fix = fmt.Sprintf("the profile %q is from %s", s.opts.Profile, s.opts.ProfileOrigin)
+		}
+		return s.loadFailed(ctx, "(current-profile) (as the init chain defines it)", err, fix)
 	}
 	s.profile = s.opts.Profile
 	v, err := s.interp.CallByName(ctx, "current-profile-name")
@@ -597,6 +606,8 @@ func (s *Session) loadFailed(ctx context.Context, what string, err error, fix st
 	}
 	if from := callerFile(err); from != "" {
 		err = &calledFrom{at: from, err: err}
+	} else if text := userText(err); text != err.Error() {
+		err = &retold{text: text, err: err}
 	}
 	return fmt.Errorf("%w\n(the run stopped before any model call; %s)", err, fix)
 }
@@ -619,6 +630,39 @@ func (c *calledFrom) Error() string {
 	return c.at + ": " + e.Msg + " (raised at " + e.Pos.String() + ")"
 }
 func (c *calledFrom) Unwrap() error { return c.err }
+
+// userText is err as a person reads it. A Scheme error raised in a file
+// embedded in nodwyn (runtime/loop.scm, runtime/profiles.scm …) is not
+// theirs to fix, so its position is left out: the message says what
+// failed (a primitive's Go error: the connection and the URL; a profile
+// that does not exist). An error in their own .scm file keeps its
+// file:line:col, and one raised in an embedded file on a call from theirs
+// is told from their line (calledFrom).
+func userText(err error) string {
+	var e *scheme.Error
+	if !errors.As(err, &e) || e.Pos.IsZero() || !embedded(e.Pos.File) {
+		return err.Error()
+	}
+	return strings.Replace(err.Error(), e.Pos.String()+": ", "", 1)
+}
+
+// embedded reports whether file is one of nodwyn's embedded Scheme files.
+func embedded(file string) bool {
+	if filepath.IsAbs(file) {
+		return false
+	}
+	_, err := fs.Stat(nodwyn.FS, file)
+	return err == nil
+}
+
+// retold is an error told as userText tells it.
+type retold struct {
+	text string
+	err  error
+}
+
+func (r *retold) Error() string { return r.text }
+func (r *retold) Unwrap() error { return r.err }
 
 func callerFile(err error) string {
 	var e *scheme.Error
@@ -653,7 +697,7 @@ func (s *Session) loadInit(ctx context.Context) error {
 		}
 	}
 	if src, ok := s.opts.ProjectScheme["init.scm"]; ok {
-		path := filepath.Join(s.opts.Folder, ".nodwyn", "init.scm")
+		path := filepath.Join(config.ProjectDir(s.opts.Folder), ".nodwyn", "init.scm")
 		if err := s.interp.LoadSource(ctx, src, path); err != nil {
 			return s.loadFailed(ctx, path, err, "")
 		}
@@ -766,8 +810,9 @@ func (s *Session) outcomeOf(ctx context.Context, err error) Outcome {
 		}
 		return Outcome{Status: "failed", Text: fmt.Sprintf("the loop called (exit %d)", exit.Code), Err: err}
 	}
-	s.emit("error", map[string]any{"text": s.redact(err.Error())})
-	return Outcome{Status: "failed", Text: err.Error(), Err: err}
+	text := userText(err)
+	s.emit("error", map[string]any{"text": s.redact(text)})
+	return Outcome{Status: "failed", Text: text, Err: err}
 }
 
 // Note writes a note to the session's log and event stream (as (log-note …)
