@@ -77,12 +77,16 @@ func Protect(folder string) *Protected {
 // protectedRoots are the paths Protect watches for folder.
 func protectedRoots(folder string) []string {
 	roots := []string{filepath.Join(folder, ".nodwyn")}
+	var between []string // the .nodwyn/ of each directory up to the work tree's top
 	for dir := folder; ; dir = filepath.Dir(dir) {
+		if dir != folder {
+			between = append(between, filepath.Join(dir, ".nodwyn"))
+		}
 		git := filepath.Join(dir, ".git")
 		if st, err := os.Lstat(git); err == nil {
-			if dir != folder {
-				roots = append(roots, filepath.Join(dir, ".nodwyn"))
-			}
+			// A project's .nodwyn/ is the nearest one up to here
+			// (config.FindProject): each of them is watched.
+			roots = append(roots, between...)
 			gitDir := git
 			if st.Mode().IsRegular() {
 				// A worktree or a submodule: .git names the directory.

@@ -147,16 +147,16 @@ func TestProtectedWatchesARepositoryMadeLater(t *testing.T) {
 // top-level .nodwyn are watched.
 func TestProtectedFromASubdirectory(t *testing.T) {
 	dir := protectedRepo(t)
-	sub := filepath.Join(dir, "pkg")
+	sub := filepath.Join(dir, "pkg", "deeper")
 	os.MkdirAll(sub, 0o755)
 	p := Protect(sub)
 	roots := p.Roots()
-	for _, want := range []string{filepath.Join(dir, ".git", "config"), filepath.Join(dir, ".git", "hooks"), filepath.Join(dir, ".nodwyn"), filepath.Join(sub, ".nodwyn")} {
+	for _, want := range []string{filepath.Join(dir, ".git", "config"), filepath.Join(dir, ".git", "hooks"), filepath.Join(dir, ".nodwyn"), filepath.Join(dir, "pkg", ".nodwyn"), filepath.Join(sub, ".nodwyn")} {
 		if !slices.Contains(roots, want) {
 			t.Errorf("roots %v lack %s", roots, want)
 		}
 	}
-	sh(t, sub, `echo '[core] fsmonitor = x' >> ../.git/config`)
+	sh(t, sub, `echo '[core] fsmonitor = x' >> ../../.git/config`)
 	if changed, _ := p.Restore(); len(changed) != 1 {
 		t.Errorf("changed = %v", changed)
 	}
