@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,9 +56,6 @@ func (r *RunCmd) viaDaemon(e *env, sock string) error {
 	}
 	if task == "" && r.Resume == "" {
 		return usageErr("no task given: write it as arguments, '-' to read standard input, or --instruction-file FILE")
-	}
-	if len(r.Writable) > 0 {
-		return usageErr("--writable is not taken through the daemon: run in process (without --daemon and NODWYN_SOCKET), or put the directory in [sandbox] writable of your own config.toml, which the daemon reads")
 	}
 	params := r.daemonParams(task)
 	method := "run.start"
@@ -349,6 +347,18 @@ func (r *RunCmd) daemonParams(task string) map[string]any {
 		if d > 0 {
 			params[k] = d.String()
 		}
+	}
+	if len(r.Writable) > 0 {
+		// Absolute here: the daemon's folder is not the client's (~/
+		// stays: the daemon is the same person's).
+		var w []string
+		for _, p := range r.Writable {
+			if !strings.HasPrefix(p, "~") {
+				p = abs(p)
+			}
+			w = append(w, p)
+		}
+		params["writable"] = w
 	}
 	return params
 }

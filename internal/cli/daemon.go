@@ -346,38 +346,39 @@ func (d *daemon) methods() map[string]rpc.Handler {
 
 // startParams are run.start's (docs/rpc.md): the flags of nodwyn run.
 type startParams struct {
-	Folder         string `json:"folder"`
-	Instruction    string `json:"instruction"`
-	Profile        string `json:"profile"`
-	Sandbox        string `json:"sandbox"`
-	Yolo           bool   `json:"yolo"`
-	Unattended     bool   `json:"unattended"`
-	NoConfirm      bool   `json:"no_confirm"`
-	Timeout        string `json:"timeout"`
-	RequestTimeout string `json:"request_timeout"`
-	IdleTimeout    string `json:"idle_timeout"`
-	MaxToolCalls   int    `json:"max_tool_calls"`
-	Provider       string `json:"provider"`
-	Model          string `json:"model"`
-	BaseURL        string `json:"base_url"`
-	Script         string `json:"script"`
-	Trajectory     string `json:"trajectory"`
-	Contract       string `json:"contract"`
-	TrustProject   bool   `json:"trust_project"`
-	NoKernelFloor  bool   `json:"no_kernel_floor"`
-	Judge          bool   `json:"judge"`
-	JudgeModel     string `json:"judge_model"`
-	NoKeychain     bool   `json:"no_keychain"`
-	Reasoning      string `json:"reasoning"`
+	Folder         string   `json:"folder"`
+	Instruction    string   `json:"instruction"`
+	Profile        string   `json:"profile"`
+	Sandbox        string   `json:"sandbox"`
+	Yolo           bool     `json:"yolo"`
+	Unattended     bool     `json:"unattended"`
+	NoConfirm      bool     `json:"no_confirm"`
+	Timeout        string   `json:"timeout"`
+	RequestTimeout string   `json:"request_timeout"`
+	IdleTimeout    string   `json:"idle_timeout"`
+	MaxToolCalls   int      `json:"max_tool_calls"`
+	Provider       string   `json:"provider"`
+	Model          string   `json:"model"`
+	BaseURL        string   `json:"base_url"`
+	Script         string   `json:"script"`
+	Trajectory     string   `json:"trajectory"`
+	Contract       string   `json:"contract"`
+	TrustProject   bool     `json:"trust_project"`
+	NoKernelFloor  bool     `json:"no_kernel_floor"`
+	Writable       []string `json:"writable"`
+	Judge          bool     `json:"judge"`
+	JudgeModel     string   `json:"judge_model"`
+	NoKeychain     bool     `json:"no_keychain"`
+	Reasoning      string   `json:"reasoning"`
 	// run.resume's
 	ID string `json:"id"`
 }
 
 var startKnown = []string{"folder", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
-	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "contract", "trust_project", "no_kernel_floor", "judge", "judge_model", "no_keychain", "reasoning"}
+	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "contract", "trust_project", "no_kernel_floor", "writable", "judge", "judge_model", "no_keychain", "reasoning"}
 
 var resumeKnown = []string{"id", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
-	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "trust_project", "no_kernel_floor", "judge", "judge_model", "no_keychain", "reasoning"}
+	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "trust_project", "no_kernel_floor", "writable", "judge", "judge_model", "no_keychain", "reasoning"}
 
 // runCmd is the nodwyn run these parameters stand for.
 func (p *startParams) runCmd(known []string) (*RunCmd, error) {
@@ -390,7 +391,7 @@ func (p *startParams) runCmd(known []string) (*RunCmd, error) {
 	r := &RunCmd{Folder: p.Folder, Profile: p.Profile, Sandbox: p.Sandbox, Yolo: p.Yolo, Unattended: p.Unattended,
 		NoConfirm: p.NoConfirm, MaxToolCalls: p.MaxToolCalls, Provider: p.Provider, Model: p.Model, BaseURL: p.BaseURL,
 		Script: p.Script, Trajectory: p.Trajectory, Contract: p.Contract, TrustProject: p.TrustProject,
-		NoKernelFloor: p.NoKernelFloor, Judge: JudgeFlag{On: p.Judge || p.JudgeModel != "", Model: p.JudgeModel}, NoKeychain: p.NoKeychain, Reasoning: p.Reasoning, Resume: p.ID, Quiet: true}
+		NoKernelFloor: p.NoKernelFloor, Writable: p.Writable, Judge: JudgeFlag{On: p.Judge || p.JudgeModel != "", Model: p.JudgeModel}, NoKeychain: p.NoKeychain, Reasoning: p.Reasoning, Resume: p.ID, Quiet: true}
 	if p.Instruction != "" {
 		r.Instruction = []string{p.Instruction}
 	}
