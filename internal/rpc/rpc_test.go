@@ -270,7 +270,9 @@ func TestDisconnectEndsHandlers(t *testing.T) {
 	c2 := dial(t, path, nil)
 	go func() { errc <- c2.Call(context.Background(), "wait", nil, nil) }()
 	await(t, started, "the wait handler never started")
-	s.Close()
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	await(t, closed, "Close never returned: a handler waiting on its context was not ended")
 	// Both handlers have ended by now (c's, had its going not ended it).
 	if n := len(ended); n != 2 {
 		t.Errorf("Close returned with %d of 2 handlers ended", n)
