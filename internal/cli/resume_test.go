@@ -68,8 +68,6 @@ func TestResumeKeepsTheSessionsProviderAndModel(t *testing.T) {
 		switch k {
 		case "OPENAI_API_KEY", "ANTHROPIC_API_KEY":
 			return "sk-test-key"
-		case "OPENAI_BASE_URL": // where a resumed openai session's requests go (its base URL is not saved)
-			return srv.URL + "/v1"
 		}
 		return getenv(k)
 	}

@@ -429,7 +429,7 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 		Judge: o.judge, JudgeModel: o.judgeModel,
 		MaxToolCalls: maxCalls, Timeout: timeout,
 		InitSteps: int64(cfg.Limits.InitSteps), InitMemory: int64(cfg.Limits.InitMemoryMB) << 20,
-		Model: model, ModelName: pc.Model, Provider: pc.Provider,
+		Model: model, ModelName: pc.Model, Provider: pc.Provider, BaseURL: pc.BaseURL, API: pc.API,
 		ContextWindow: cfg.Provider.ContextWindow, Prices: cfg.Provider.Prices,
 		Dirs: dirs, Store: st, ResumeID: resumeID, ProjectScheme: pt.scheme,
 		Secrets: secretsOf(pc.APIKey),
@@ -610,6 +610,12 @@ func (r *RunCmd) resumedProvider(pc *provider.Config) {
 	pc.Provider = s.Provider
 	if s.Model != "" {
 		pc.Model = s.Model
+	}
+	if s.BaseURL != "" {
+		pc.BaseURL = s.BaseURL
+	}
+	if s.API != "" {
+		pc.API = s.API
 	}
 }
 

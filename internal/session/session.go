@@ -61,6 +61,8 @@ type Options struct {
 	Model     provider.Model
 	ModelName string // passed in requests
 	Provider  string // for the saved state
+	BaseURL   string // for the saved state: where --resume sends the requests again
+	API       string // for the saved state: the openai provider's API ("responses" or "")
 	MaxTokens int
 	// ContextWindow is [provider] context_window (0: the table of
 	// well-known models, else DefaultContextWindow); Prices are
@@ -899,7 +901,7 @@ func (s *Session) saveState(status, profile string) {
 	if s.opts.ResumeID == "" || st.Instruction == "" {
 		st.Instruction = s.opts.Instruction
 	}
-	st.Provider, st.Model = s.opts.Provider, s.opts.ModelName
+	st.Provider, st.Model, st.BaseURL, st.API = s.opts.Provider, s.opts.ModelName, s.opts.BaseURL, s.opts.API
 	st.Sandbox, st.Unattended, st.Yolo = s.opts.Sandbox, s.opts.Unattended, s.opts.Yolo
 	st.Updated, st.Status = time.Now(), status
 	st.Messages, st.ToolCalls = msgs, s.toolCalls

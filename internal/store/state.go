@@ -22,6 +22,8 @@ type SessionState struct {
 	Profile     string `json:"profile,omitempty"`
 	Provider    string `json:"provider,omitempty"`
 	Model       string `json:"model,omitempty"`
+	BaseURL     string `json:"base_url,omitempty"` // the provider's endpoint as the run chose it ("" = the provider's own)
+	API         string `json:"api,omitempty"`      // the openai provider's API: "responses", or "" for Chat Completions
 
 	Sandbox    bool `json:"sandbox,omitempty"`
 	Unattended bool `json:"unattended,omitempty"`
