@@ -27,6 +27,8 @@ var allowedImports = map[string][]string{
 	// What another party chose, escaped for a terminal: a leaf that cli and
 	// store ('nodwyn log') both print through.
 	"internal/termtext": {},
+	// The session's egress proxy and its allowlist: the standard library.
+	"internal/egress": {},
 	// The system keychain (go-keyring; godbus only to read its errors), and
 	// the tests' private Secret Service.
 	"internal/keychain":              {"github.com/zalando/go-keyring", "github.com/godbus/dbus/v5"},
@@ -63,6 +65,7 @@ var neverReaches = map[string][]string{
 	"internal/guard":    {"internal/prim", "scheme", "internal/session", "internal/cli", "internal/provider"},
 	"internal/prim":     {"scheme", "internal/session", "internal/guard", "internal/cli"},
 	"internal/sandbox":  {"scheme", "internal/session", "internal/guard", "internal/prim"},
+	"internal/egress":   {"scheme", "internal/session", "internal/guard", "internal/prim"},
 	"internal/provider": {"scheme", "internal/session", "internal/guard", "internal/prim"},
 	"internal/store":    {"scheme", "internal/session"},
 	"internal/rpc":      {"scheme", "internal/session", "internal/guard", "internal/prim"},

@@ -595,11 +595,7 @@ func (k *console) ask(q *question) {
 	defer k.rend.mu.Unlock()
 	kind, what := confirmHeader(q.req, q.d)
 	k.rend.line("%s (%s): %s\n  %s", kind, termtext.Line(q.d.Checker), q.d.Reason, what)
-	if q.d.Verdict == guard.SecurityConfirm {
-		fmt.Fprint(k.rend.w, "  allow it? [y]es / [n]o, or n and a note for the model: ")
-	} else {
-		fmt.Fprint(k.rend.w, "  allow it? [y]es / [n]o, or n and a note for the model / [a]lways (this command or path, for the rest of the session): ")
-	}
+	fmt.Fprint(k.rend.w, confirmPrompt(q.d))
 	if k.tty != nil {
 		k.tty.echo(true)
 	}

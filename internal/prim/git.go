@@ -197,8 +197,7 @@ func (t *Tools) GitStatus(parent context.Context) (map[string]string, error) {
 	cmd.Env = gitEnv(t.env)
 	out := &limitedBuffer{max: maxStatusOutput}
 	cmd.Stdout = out
-	t.host.Starting() // a filter it runs may start programs: the watchdog is there first
-	err := sandbox.StartFloored(t.opts.Floor, cmd)
+	err := t.host.StartProgram(cmd) // under the floor, in the session's cgroup; the watchdog is there first
 	if err == nil {
 		err = cmd.Wait()
 	}

@@ -361,3 +361,8 @@ func (t *Tools) skipInCopy(checkout string) func(rel string) bool {
 	}
 	return func(rel string) bool { return t.opts.Deny(filepath.Join(checkout, rel)) }
 }
+
+// Confinement says how what the tools' commands start is kept from
+// outliving the session: "cgroup /sys/fs/cgroup/…", "subreaper (…)", … or
+// "none: sandbox mode …" (sandbox.NoSandbox.Confinement).
+func (t *Tools) Confinement() string { return t.host.Confinement() }
