@@ -25,36 +25,36 @@ import (
 // RunCmd is `nodwyn run`.
 type RunCmd struct {
 	Instruction     []string      `arg:"" optional:"" help:"The task. '-' reads it from standard input."`
-	InstructionFile string        `name:"instruction-file" type:"existingfile" help:"Read the task from this file (harnesses that kill agents by matching their argv cannot match it)."`
-	Folder          string        `short:"C" name:"folder" help:"The folder to work in (default: the current folder; with --resume, the session's)."`
-	Profile         string        `help:"Loop profile: lean, full, or one a project's init.scm defines (default: [loop] profile, NODWYN_PROFILE, else lean when unattended, standard input not a terminal included, and full otherwise)."`
-	Provider        string        `help:"Model provider: openai (Chat Completions, and the servers compatible with it), openai-responses (OpenAI's Responses API), anthropic, or script."`
-	Reasoning       string        `help:"Reasoning effort: low, medium or high (also [provider] reasoning; default: the model's own). OpenAI's reasoning_effort, Anthropic's extended thinking." placeholder:"EFFORT"`
+	InstructionFile string        `name:"instruction-file" type:"existingfile" help:"Read the task from this file (a harness's argv then does not hold it)."`
+	Folder          string        `short:"C" name:"folder" help:"The folder to work in (default: the current one; with --resume, the session's)."`
+	Profile         string        `help:"Loop profile: lean, full, or a project's own (default: [loop] profile, NODWYN_PROFILE, else lean unattended or with no terminal, full otherwise)."`
+	Provider        string        `help:"Model provider."`
+	Reasoning       string        `help:"Reasoning effort: low, medium or high (also [provider] reasoning)." placeholder:"EFFORT"`
 	Model           string        `help:"The model's name at the provider."`
 	BaseURL         string        `name:"base-url" help:"The provider's endpoint (also OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."`
-	Script          string        `type:"existingfile" help:"Use the scripted model with this reply file (implies --provider script)."`
+	Script          string        `type:"existingfile" help:"Use the scripted model with this reply file (no key, no network)."`
 	MaxToolCalls    int           `name:"max-tool-calls" help:"Stop after this many tool calls (exit 3)."`
-	Timeout         time.Duration `help:"Wall-clock limit for the run, e.g. 30m; the run ends cleanly when it passes (exit 3)."`
-	RequestTimeout  time.Duration `name:"request-timeout" help:"Limit of one request to the model as a whole, e.g. 10m (the default; also [provider] request_timeout); a request cut by it is retried."`
-	IdleTimeout     time.Duration `name:"idle-timeout" help:"Cut a request to the model that receives no data for this long, e.g. 2m (the default; also [provider] idle_timeout); SSE comments and pings are not data. A request cut by it is retried."`
+	Timeout         time.Duration `help:"Wall-clock limit for the run, e.g. 30m (exit 3)."`
+	RequestTimeout  time.Duration `name:"request-timeout" help:"Limit of one request to the model (default 10m); retried."`
+	IdleTimeout     time.Duration `name:"idle-timeout" help:"Cut a request that receives no data for this long (default 2m); retried."`
 	JSON            bool          `name:"json" help:"Write every event as a JSON line on stdout."`
-	Trajectory      string        `help:"Write an ATIF trajectory (Harbor's Agent Trajectory Interchange Format) to this file as the run goes."`
-	Resume          string        `help:"Continue this session (an id from 'nodwyn sessions', its start, or 'last') from its saved messages, in its folder, with its provider and model unless --provider, --script or --model say otherwise."`
-	Yolo            bool          `help:"Answer ordinary confirms yes. Security confirms are still declined when unattended."`
-	Unattended      bool          `help:"Nobody answers confirms: ordinary ones are declined (or answered yes with --yolo), security ones always declined. A run whose standard input is not a terminal is unattended without it."`
+	Trajectory      string        `help:"Write an ATIF trajectory (Harbor's format) to this file as the run goes."`
+	Resume          string        `help:"Continue this session (an id, its start, or 'last'), in its folder, with its provider, model and base URL."`
+	Yolo            bool          `help:"Answer ordinary confirms yes (security confirms: asked, or declined unattended)."`
+	Unattended      bool          `help:"Nobody answers: ordinary confirms declined (yes with --yolo), security ones declined; implied when standard input is not a terminal."`
 	NoConfirm       bool          `name:"no-confirm" help:"Decline every confirm without asking."`
-	Judge           JudgeFlag     `help:"Unattended, with a judge: ordinary confirms go to a judge model (the run's model, or --judge=MODEL on the same provider) that answers yes or no with a reason the log keeps; security confirms are declined, never judged. Excludes --yolo, --no-confirm and --sandbox." placeholder:"MODEL"`
-	Sandbox         string        `help:"'container': the machine is this run's disposable sandbox (implies --yolo and --unattended; see docs/harbor.md)." placeholder:"container"`
+	Judge           JudgeFlag     `help:"Unattended, with a judge model (the run's, or MODEL) for ordinary confirms; security ones declined." placeholder:"MODEL"`
+	Sandbox         string        `help:"'container': this machine is the run's disposable sandbox (implies --yolo --unattended)." placeholder:"container"`
 	Quiet           bool          `short:"q" help:"No progress on stderr."`
-	TrustProject    bool          `name:"trust-project" help:"Load the project's .nodwyn/ files for this run even though they are not trusted (see 'nodwyn trust'). Only this flag says so: config and Scheme cannot."`
-	Contract        string        `type:"existingfile" help:"The contract: [[check]] tables (name, command) that self-check runs, and an optional [sandbox] table (default: .nodwyn/contract.toml in the folder). A harness's own file, outside the folder; its [sandbox] mode wins over config.toml's and the profile's."`
+	TrustProject    bool          `name:"trust-project" help:"Load the project's untrusted .nodwyn/ files for this run ('nodwyn trust')."`
+	Contract        string        `type:"existingfile" help:"The contract: [[check]] tables for self-check, [sandbox] (default: .nodwyn/contract.toml)."`
 
-	Daemon string `help:"Submit the run to the daemon on this socket (also NODWYN_SOCKET; see 'nodwyn daemon'): same flags, output and exit code, confirms asked here, Ctrl-C cancels it." placeholder:"SOCKET"`
-	Detach bool   `help:"With --daemon: print the run's id and leave it going ('nodwyn attach ID' follows it)."`
+	Daemon string `help:"Submit the run to the daemon on this socket (also NODWYN_SOCKET)." placeholder:"SOCKET"`
+	Detach bool   `help:"With --daemon: print the run's id and leave it going ('nodwyn attach ID')."`
 
-	Writable      []string `name:"writable" placeholder:"DIR" help:"Let this run's commands also write DIR (repeatable; ~/… or absolute). Outside sandbox mode they write only the folder, the scratch directory, the temporary directory and the build caches, besides [sandbox] writable in your own config.toml."`
-	NoKernelFloor bool     `name:"no-kernel-floor" help:"Run this run's commands without the kernel floor (Landlock denying ~/.ssh, ~/.aws, nodwyn's own directories … to every command nodwyn runs). Only this flag turns it off; the run says so."`
-	NoKeychain    bool     `name:"no-keychain" help:"Take the provider's key only from the environment, credentials.toml and $CREDENTIALS_DIRECTORY: never ask the system keychain ('nodwyn login --help' has the order)."`
+	Writable      []string `name:"writable" placeholder:"DIR" help:"Let commands also write DIR (repeatable; ~/… or absolute)."`
+	NoKernelFloor bool     `name:"no-kernel-floor" help:"Run commands without the kernel floor (Landlock); the run says so."`
+	NoKeychain    bool     `name:"no-keychain" help:"Never ask the system keychain for the key ('nodwyn login --help')."`
 
 	absFolder string
 	dataDir   string
@@ -76,33 +76,16 @@ func loadContract(flag, folder string) (*config.Contract, bool, error) {
 	return c, false, err
 }
 
-// Help is shown after the flags of `nodwyn run --help`.
+// Help is shown before the flags of `nodwyn run --help`: the exit codes
+// and where to read more; the rest is in README.md and docs/.
 func (RunCmd) Help() string {
-	return `Exit codes:
-  0    the run finished (the model said it was done)
-  1    the run failed (a provider error, an error in Scheme), or stopped making progress
-  2    a usage or configuration error (nothing ran)
-  3    the tool-call budget (--max-tool-calls) or the deadline (--timeout) ran out
-  130  interrupted (SIGINT, SIGTERM or SIGHUP, or stdout closed by its reader)
+	return `Exit codes: 0 finished; 1 failed (a provider error, an error in Scheme) or no
+progress; 2 usage or configuration (nothing ran); 3 --max-tool-calls or
+--timeout ran out; 130 interrupted.
 
-Nothing in config.toml or Scheme turns on --yolo, --unattended or --sandbox: they
-are properties of a run, given here only.
-
-[sandbox] mode = "working_copy" (in config.toml, a profile or the contract) is a
-different thing: each command runs in a fresh copy of the folder, what it writes is
-discarded, and the tools self-check and run-tests are offered. It contains test
-pollution; it is not a security boundary (see docs/sandbox.md).
-
-The kernel floor: every command nodwyn runs (shell-exec, shell-start, self-check,
-run-tests, git) runs under a Landlock ruleset that denies the credential
-directories the guard protects (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gcloud,
-~/.azure, ~/.kube, nodwyn's configuration and data, $CREDENTIALS_DIRECTORY), so
-a program cannot read them however it builds the name. The run's first line says
-whether it is on; where the kernel cannot hold it the line says why, and
---no-kernel-floor turns it off for one run. 'nodwyn doctor' shows it too.
-
-The session's log is written as the run goes to $XDG_DATA_HOME/nodwyn/sessions/ID/;
-'nodwyn log ID' renders it and 'nodwyn run --resume ID' continues it.`
+--yolo, --unattended and --sandbox are the run's alone: no config or Scheme
+sets them. The kernel floor and [sandbox] mode: docs/sandbox.md and 'nodwyn
+doctor'. The log: 'nodwyn log ID'; continue it with --resume ID.`
 }
 
 // runOptions is what resolveOptions decides.
@@ -111,6 +94,16 @@ type runOptions struct {
 	judge                                bool   // --judge (implies unattended)
 	judgeModel                           string // --judge=MODEL ("" = the run's model)
 	profile                              string
+}
+
+// profileOrigin says who named the run's profile, for the error when there
+// is no such profile: --profile, else NODWYN_PROFILE or the config file's
+// line ("" when nobody did).
+func profileOrigin(flag string, cfg *config.Config) string {
+	if flag != "" {
+		return "--profile"
+	}
+	return strings.TrimPrefix(cfg.Origin["loop.profile"], "env ")
 }
 
 // JudgeFlag is --judge (the run's model judges) or --judge=MODEL.
@@ -424,7 +417,7 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 	sinks = append(sinks, h.sinks...)
 
 	opts := session.Options{
-		Folder: folder, Instruction: task, Profile: o.profile,
+		Folder: folder, Instruction: task, Profile: o.profile, ProfileOrigin: profileOrigin(r.Profile, cfg),
 		Sandbox: o.sandbox, Unattended: o.unattended, Yolo: o.yolo, NoConfirm: o.noConfirm,
 		Judge: o.judge, JudgeModel: o.judgeModel,
 		MaxToolCalls: maxCalls, Timeout: timeout,

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 func startBg(t *testing.T, tools *Tools, command string) (id string, pid int) {
@@ -137,13 +136,17 @@ func TestShellReadReadsOnlyTheFileItMade(t *testing.T) {
 	if res.IsError {
 		t.Fatal(res.Output)
 	}
-	time.Sleep(300 * time.Millisecond)
+	out1 := strings.Fields(strings.SplitAfter(res.Output, "its output goes to ")[1])[0]
+	eventually(t, "the command to put a link in place of its output file", func() bool {
+		fi, err := os.Lstat(out1)
+		return err == nil && fi.Mode()&os.ModeSymlink != 0
+	})
 	out := run(t, tools, "shell-read", map[string]any{"id": "bg1"})
 	if strings.Contains(out.Output, "SECRET-canary") || !strings.Contains(out.Output, "was replaced") {
 		t.Errorf("shell-read after the output file was swapped for a link: %q", out.Output)
 	}
 	// The next output file's name, planted as a link beforehand.
-	dir := filepath.Dir(strings.Fields(strings.SplitAfter(res.Output, "its output goes to ")[1])[0])
+	dir := filepath.Dir(out1)
 	if err := os.Symlink(secret, filepath.Join(dir, "shell-bg2.out")); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +154,10 @@ func TestShellReadReadsOnlyTheFileItMade(t *testing.T) {
 	if res.IsError {
 		t.Fatal(res.Output)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Once it has ended, what it wrote is written.
+	_, pid, _ := strings.Cut(res.Output, "(pid ")
+	pid, _, _ = strings.Cut(pid, ")")
+	waitGone(t, firstInt(t, pid))
 	if b, _ := os.ReadFile(secret); string(b) != "SECRET-canary\n" {
 		t.Errorf("the file the planted link named was written: %q", b)
 	}
