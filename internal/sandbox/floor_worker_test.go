@@ -87,7 +87,28 @@ func TestFloorDoCallsRunAlongsideABlockedOne(t *testing.T) {
 	go func() {
 		blocked <- f.Do(func() error { _, err := os.ReadFile(fifo); return err })
 	}()
-	time.Sleep(50 * time.Millisecond) // the FIFO's reader is waiting
+	// The FIFO's reader is waiting once a writer can open it without
+	// waiting (ENXIO until then). The write end stays open: the reader
+	// then waits in read, for data and an end only the test gives.
+	var w *os.File
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		w, err = os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.ENXIO) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call through Do never opened the FIFO")
+		}
+		select {
+		case err := <-blocked:
+			t.Fatalf("the call reading the FIFO ended before it was written: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for range 8 {
@@ -116,9 +137,10 @@ func TestFloorDoCallsRunAlongsideABlockedOne(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
+	select {
+	case err := <-blocked:
+		t.Fatalf("the call reading the FIFO ended before it was written: %v", err)
+	default:
 	}
 	w.Write([]byte("x"))
 	w.Close()
