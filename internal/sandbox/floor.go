@@ -148,6 +148,8 @@ type Floor struct {
 	confine  bool
 	widen    string // how the person widens writable, for the note
 
+	ns *SessionNS // the session's namespaces commands start in (SetNamespaces)
+
 	mu     sync.Mutex
 	last   *ruleset // the last build, reused while fresh
 	builds int      // how many builds (tests)
@@ -224,7 +226,7 @@ func (f *Floor) trial() error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		f.onLockedThread(rs, probe, errc)
+		f.onLockedThread(rs, nil, probe, errc)
 	}()
 	return <-errc
 }
@@ -283,6 +285,21 @@ func (f *Floor) ConfineWrites(writable []string, widen string) {
 	sort.Strings(f.writable)
 	f.last.close()
 	f.last = nil
+}
+
+// SetNamespaces makes every command the floor starts from now on start in
+// the session's namespaces (nil: nodwyn's own). The file tools' own opens
+// (Do) stay in nodwyn's.
+func (f *Floor) SetNamespaces(ns *SessionNS) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ns = ns
+}
+
+func (f *Floor) namespaces() *SessionNS {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ns
 }
 
 // Writable are the paths commands may write (physical), and whether writes
@@ -778,10 +795,14 @@ func (f *Floor) startInfo(listed map[string]map[string]bool) *floorStart {
 // created).
 func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
 	var start func() error
+	var enter func() error
 	if cmd != nil {
 		start = cmd.Start
+		if ns := f.namespaces(); ns != nil {
+			enter = ns.enter
+		}
 	}
-	rs, err := f.restricted(start)
+	rs, err := f.restrictedIn(enter, start)
 	if err != nil {
 		return nil, err
 	}
@@ -816,6 +837,12 @@ func (f *Floor) Do(fn func() error) error {
 // and the process's leader, which /proc and ptrace judge, would be in the
 // command's domain (the command could read nodwyn's memory).
 func (f *Floor) restricted(then func() error) (*ruleset, error) {
+	return f.restrictedIn(nil, then)
+}
+
+// restrictedIn is restricted with the thread first made to start its
+// children in the session's namespaces by enter (nil: nodwyn's).
+func (f *Floor) restrictedIn(enter, then func() error) (*ruleset, error) {
 	rs, err := f.current()
 	if err != nil {
 		return nil, err
@@ -824,7 +851,7 @@ func (f *Floor) restricted(then func() error) (*ruleset, error) {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		f.onLockedThread(rs, then, errc)
+		f.onLockedThread(rs, enter, then, errc)
 	}()
 	if err := <-errc; err != nil {
 		return nil, err
@@ -837,16 +864,22 @@ func (f *Floor) restricted(then func() error) (*ruleset, error) {
 // (never unlocked). On the main thread it restricts nothing: it keeps the
 // main thread locked while another goroutine, which cannot run there, does
 // the work, then gives the main thread back as it was.
-func (f *Floor) onLockedThread(rs *ruleset, then func() error, errc chan<- error) {
+func (f *Floor) onLockedThread(rs *ruleset, enter, then func() error, errc chan<- error) {
 	if unix.Gettid() == unix.Getpid() {
 		inner := make(chan error, 1)
 		go func() {
 			runtime.LockOSThread()
-			f.onLockedThread(rs, then, inner)
+			f.onLockedThread(rs, enter, then, inner)
 		}()
 		errc <- <-inner
 		runtime.UnlockOSThread()
 		return
+	}
+	if enter != nil {
+		if err := enter(); err != nil {
+			errc <- err
+			return
+		}
 	}
 	if err := rs.restrict(f.nnp); err != nil || then == nil {
 		errc <- err

@@ -1,0 +1,290 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The session's namespaces (issues 27 and 28): outside sandbox mode, where
+// the kernel lets nodwyn make them, every command of a session starts in a
+// PID namespace, a mount namespace with its own /proc, and a network
+// namespace of the session's own:
+//
+//   - A command sees only the session's processes: not nodwyn, not the
+//     shell or wrapper that started it, nor any other program of the
+//     person's, so no /proc/PID/environ of theirs (where a key given in
+//     the environment stays for as long as that process runs) and no
+//     /proc/PID/cmdline. Landlock's ptrace scoping refuses ptrace and
+//     /proc/PID/cwd across its domain but let /proc/PID/environ through on
+//     Linux 6.18.
+//   - What the session started ends with it: the namespace's first process
+//     (its init, the holder below) is killed when the session ends or
+//     nodwyn dies (PR_SET_PDEATHSIG), and the kernel kills every process
+//     left in the namespace with it, whatever it did to its environment,
+//     process group or descriptors.
+//   - The network namespace holds only loopback: a server a command starts
+//     on 127.0.0.1 is reached by the session's later commands, and
+//     everything else only through the session's egress proxy, whose
+//     listening socket is made in the namespace (a socket stays in the
+//     namespace it was made in, whoever accepts on it).
+//
+// The holder is nodwyn itself, started again with NODWYN_SESSION_INIT in an
+// otherwise empty environment (nothing of the person's, no key): as the
+// namespace's PID 1 it makes its mounts private, mounts a /proc of the
+// namespace over /proc, brings loopback up, says it is ready, and then
+// only reaps what is orphaned to it. Commands are not its children: the
+// floor starts each from a thread of nodwyn's that has joined the
+// namespaces (setns) before it restricts itself, so nodwyn waits for them,
+// signals their process groups and reads their output as before; their
+// pids in nodwyn's /proc are the host's.
+//
+// setns into a PID or network namespace needs CAP_SYS_ADMIN in nodwyn's own
+// user namespace, and a threaded process cannot join a user namespace, so
+// this is root's (CI, containers, Harbor outside sandbox mode). A person's
+// unprivileged nodwyn has no session namespaces yet, and says so.
+
+// sessionInitEnv marks the holder's process.
+const sessionInitEnv = "NODWYN_SESSION_INIT"
+
+func init() {
+	if os.Getenv(sessionInitEnv) == "1" {
+		sessionInitMain()
+	}
+}
+
+// sessionInitMain is the holder: PID 1 of the session's namespaces.
+func sessionInitMain() {
+	// Signals from the session's commands do not end it: a PID
+	// namespace's init gets only the signals it handles, and these are
+	// handled by being ignored. SIGKILL from nodwyn (or its death) does.
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1,
+		syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	fail := func(what string, err error) {
+		fmt.Fprintf(os.Stdout, "error: %s: %v\n", what, err)
+		os.Exit(1)
+	}
+	if os.Getpid() != 1 {
+		fail("the session's init", errors.New("not the first process of a PID namespace"))
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		fail("making the mounts private", err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		fail("mounting the namespace's /proc", err)
+	}
+	if os.Getenv(sessionInitEnv+"_NET") == "1" {
+		if err := loopbackUp(); err != nil {
+			fail("bringing loopback up", err)
+		}
+	}
+	children := make(chan os.Signal, 1)
+	signal.Notify(children, syscall.SIGCHLD)
+	fmt.Fprintln(os.Stdout, "ready")
+	os.Stdout.Close()
+	for {
+		for {
+			var ws unix.WaitStatus
+			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+		}
+		<-children
+	}
+}
+
+// loopbackUp brings the namespace's lo up.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// SessionNS are a session's namespaces, held by their init process.
+type SessionNS struct {
+	pid, mnt, net int // the namespaces' descriptors; net is -1 without one
+	holder        int // the init's pid, in nodwyn's namespace
+	stop          chan struct{}
+	done          chan struct{}
+	once          sync.Once
+}
+
+// NewSessionNS makes a session's PID and mount namespaces, and a network
+// namespace holding only loopback when withNet, or says why it cannot here.
+func NewSessionNS(withNet bool) (*SessionNS, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("joining a PID or network namespace needs root here (an unprivileged nodwyn cannot join a user namespace: its process has threads)")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding nodwyn's own program: %w", err)
+	}
+	flags := uintptr(unix.CLONE_NEWPID | unix.CLONE_NEWNS)
+	env := []string{sessionInitEnv + "=1"}
+	if withNet {
+		flags |= unix.CLONE_NEWNET
+		env = append(env, sessionInitEnv+"_NET=1")
+	}
+	s := &SessionNS{pid: -1, mnt: -1, net: -1, stop: make(chan struct{}), done: make(chan struct{})}
+	type started struct {
+		pid int
+		err error
+	}
+	startc := make(chan started, 1)
+	go func() {
+		// The holder's parent death signal follows the thread that
+		// started it: this one stays until the session ends.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread() // the thread is as it was: nothing was changed on it
+		defer close(s.done)
+		cmd := exec.Command(exe)
+		cmd.Args = []string{"nodwyn-session-init"}
+		cmd.Env = env
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			startc <- started{err: err}
+			return
+		}
+		if err := cmd.Start(); err != nil {
+			startc <- started{err: fmt.Errorf("starting the session's namespaces: %w", err)}
+			return
+		}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		if strings.TrimSpace(line) != "ready" {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			msg := strings.TrimSpace(strings.TrimPrefix(line, "error: "))
+			if msg == "" {
+				msg = "it ended before it was ready"
+			}
+			startc <- started{err: fmt.Errorf("the session's namespaces: %s", msg)}
+			return
+		}
+		startc <- started{pid: cmd.Process.Pid}
+		<-s.stop
+		_ = cmd.Process.Kill() // and the kernel kills all that is left in the namespace
+		_ = cmd.Wait()
+	}()
+	st := <-startc
+	if st.err != nil {
+		return nil, st.err
+	}
+	s.holder = st.pid
+	open := func(kind string) (int, error) {
+		return unix.Open(fmt.Sprintf("/proc/%d/ns/%s", st.pid, kind), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if s.pid, err = open("pid"); err == nil {
+		if s.mnt, err = open("mnt"); err == nil && withNet {
+			s.net, err = open("net")
+		}
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("the session's namespaces: %w", err)
+	}
+	return s, nil
+}
+
+// Network reports whether the session has a network namespace.
+func (s *SessionNS) Network() bool { return s != nil && s.net >= 0 }
+
+// Holder is the pid of the namespaces' init, in nodwyn's namespace.
+func (s *SessionNS) Holder() int {
+	if s == nil {
+		return 0
+	}
+	return s.holder
+}
+
+// enter makes the calling thread, locked to its goroutine and never given
+// back, start its children in the session's namespaces: its own mount
+// namespace (and so /proc), the PID namespace for its children, and the
+// network namespace.
+func (s *SessionNS) enter() error {
+	if err := unix.Unshare(unix.CLONE_FS); err != nil { // a mount namespace is joined by a thread that shares no fs
+		return fmt.Errorf("entering the session's namespaces: %w", err)
+	}
+	if err := unix.Setns(s.mnt, unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("entering the session's mount namespace: %w", err)
+	}
+	if err := unix.Setns(s.pid, unix.CLONE_NEWPID); err != nil {
+		return fmt.Errorf("entering the session's PID namespace: %w", err)
+	}
+	if s.net >= 0 {
+		if err := unix.Setns(s.net, unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("entering the session's network namespace: %w", err)
+		}
+	}
+	return nil
+}
+
+// InNetwork runs fn on a thread of its own that has joined the session's
+// network namespace (a listener it makes is the namespace's), then ends
+// the thread. Without a network namespace it runs fn plainly.
+func (s *SessionNS) InNetwork(fn func() error) error {
+	if !s.Network() {
+		return fn()
+	}
+	errc := make(chan error, 1)
+	var run func(errc chan<- error)
+	run = func(errc chan<- error) {
+		runtime.LockOSThread() // never unlocked: the thread ends in the namespace
+		if unix.Gettid() == unix.Getpid() {
+			// The main thread must not join: another goroutine, which
+			// cannot run here while this one holds it, does; then the
+			// main thread is given back as it was.
+			inner := make(chan error, 1)
+			go run(inner)
+			errc <- <-inner
+			runtime.UnlockOSThread()
+			return
+		}
+		if err := unix.Setns(s.net, unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("entering the session's network namespace: %w", err)
+			return
+		}
+		errc <- fn()
+	}
+	go run(errc)
+	return <-errc
+}
+
+// Close kills the namespaces' init, and with it every process still in
+// the PID namespace, and waits for it.
+func (s *SessionNS) Close() {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() {
+		close(s.stop)
+		<-s.done
+		for _, fd := range []int{s.pid, s.mnt, s.net} {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+	})
+}
