@@ -3,8 +3,10 @@ package sandbox
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -63,10 +65,13 @@ func TestFloorDoHoldsAsTheRulesetChanges(t *testing.T) {
 }
 
 // A call that blocks (a FIFO no one writes yet) does not hold up the
-// others: they run on fresh threads, under the floor all the same.
+// others: they run on fresh threads, under the floor all the same. The
+// ruleset stays as it was throughout (in a quiet place, its stamps
+// trusted), so the others find the kept thread busy rather than a new
+// build with a new thread.
 func TestFloorDoCallsRunAlongsideABlockedOne(t *testing.T) {
 	needFloor(t)
-	dir := t.TempDir()
+	_, dir := quietCanaryHome(t)
 	denied := filepath.Join(dir, "secret")
 	if err := os.Mkdir(denied, 0o700); err != nil {
 		t.Fatal(err)
@@ -83,6 +88,13 @@ func TestFloorDoCallsRunAlongsideABlockedOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	builds := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.builds }
+	f.Do(func() error { return nil })
+	f.mu.Lock()
+	stamped := slices.Collect(maps.Keys(f.last.stamps))
+	f.mu.Unlock()
+	untilTrusted(stamped...)
+	n := builds()
 	blocked := make(chan error, 1)
 	go func() {
 		blocked <- f.Do(func() error { _, err := os.ReadFile(fifo); return err })
@@ -136,6 +148,9 @@ func TestFloorDoCallsRunAlongsideABlockedOne(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if b := builds() - n; b != 1 {
+		t.Logf("%d builds for the calls (a stamped directory changed meanwhile?): they may have had a new thread rather than one of their own", b)
 	}
 	select {
 	case err := <-blocked:
