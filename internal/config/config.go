@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,7 +141,21 @@ type Seam struct {
 	// commands may write"). Only the person's own config.toml may set it:
 	// a project's file and a contract are not taken.
 	Writable []string `toml:"writable"`
+	// AllowHosts are hosts ("example.com", "*.example.com") commands may
+	// reach through the session's egress proxy outside sandbox mode,
+	// besides the defaults (the registries of the folder's ecosystems and
+	// its git remotes' hosts). Only the person's own config.toml may set
+	// it.
+	AllowHosts []string `toml:"allow_hosts"`
+	// Network is "proxy" (the default outside sandbox mode, where the
+	// kernel lets nodwyn make a network namespace: commands reach other
+	// hosts only through the session's proxy) or "open" (commands connect
+	// where they like). Only the person's own config.toml may set it.
+	Network string `toml:"network"`
 }
+
+// SeamNetworks are the values [sandbox] network may have.
+var SeamNetworks = []string{"proxy", "open"}
 
 // SeamModes are the values [sandbox] mode may have.
 var SeamModes = []string{"no_sandbox", "working_copy"}
@@ -290,6 +305,8 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 		userDeny, userDenyOrigin := c.Sandbox.Deny, c.Origin["sandbox.deny"]
 		userSocket, userSocketOrigin := c.Daemon.Socket, c.Origin["daemon.socket"]
 		userWritable, userWritableOrigin := c.Sandbox.Writable, c.Origin["sandbox.writable"]
+		userAllow, userAllowOrigin := c.Sandbox.AllowHosts, c.Origin["sandbox.allow_hosts"]
+		userNet, userNetOrigin := c.Sandbox.Network, c.Origin["sandbox.network"]
 		if err := c.layer(p, project); err != nil {
 			return nil, err
 		}
@@ -306,6 +323,20 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 			c.Sandbox.Deny, c.Origin["sandbox.deny"] = userDeny, userDenyOrigin
 			if userDenyOrigin == "" {
 				delete(c.Origin, "sandbox.deny")
+			}
+		}
+		if o := c.Origin["sandbox.allow_hosts"]; o != userAllowOrigin {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] allow_hosts; not taken: only your own config.toml chooses where commands may connect", o))
+			c.Sandbox.AllowHosts, c.Origin["sandbox.allow_hosts"] = userAllow, userAllowOrigin
+			if userAllowOrigin == "" {
+				delete(c.Origin, "sandbox.allow_hosts")
+			}
+		}
+		if o := c.Origin["sandbox.network"]; o != userNetOrigin {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] network; not taken: only your own config.toml opens the network", o))
+			c.Sandbox.Network, c.Origin["sandbox.network"] = userNet, userNetOrigin
+			if userNetOrigin == "" {
+				delete(c.Origin, "sandbox.network")
 			}
 		}
 		if o := c.Origin["sandbox.writable"]; o != userWritableOrigin {
@@ -433,6 +464,27 @@ func (c *Config) layer(path string, data []byte) error {
 		if ks == "sandbox.mode" {
 			if err := CheckSeamMode(lookup(raw, k).(string)); err != nil {
 				return fail(ks, "%v", err)
+			}
+		}
+		if ks == "sandbox.writable" {
+			for _, p := range lookup(raw, k).([]any) {
+				if p := p.(string); !strings.HasPrefix(p, "~/") && p != "~" && !filepath.IsAbs(p) {
+					return fail(ks, "%q: each directory is ~/… (in your home) or absolute, as in writable = [\"~/.local/share/tool\", \"/srv/build\"]", p)
+				}
+			}
+		}
+		if ks == "sandbox.allow_hosts" {
+			for _, h := range lookup(raw, k).([]any) {
+				h := h.(string)
+				rest, _ := strings.CutPrefix(h, "*.")
+				if rest == "" || strings.ContainsAny(rest, "/:*@ \t") {
+					return fail(ks, "%q: each entry is a host name or address, or *.suffix for every name below suffix, without a scheme, port or path, as in allow_hosts = [\"example.com\", \"*.internal.example.com\"]", h)
+				}
+			}
+		}
+		if ks == "sandbox.network" {
+			if v := lookup(raw, k).(string); !slices.Contains(SeamNetworks, v) {
+				return fail(ks, "%q is not a network setting: write \"proxy\" (commands reach other hosts only through nodwyn's proxy, the default) or \"open\"", v)
 			}
 		}
 	}
