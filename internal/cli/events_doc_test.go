@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodwyn/nodwyn/internal/sandbox"
 	"github.com/nodwyn/nodwyn/internal/store"
 )
 
@@ -213,6 +214,21 @@ Done.
 	Main([]string{"run", "--unattended", "--json", "--script", compacted, "-C", proj, "go"}, strings.NewReader(""), &cout, &stderr, getenv)
 	check(cout.String())
 	stdout.WriteString(cout.String())
+	// A run whose command goes through the egress proxy, for net.conn:
+	// where the session's namespaces can be had (root).
+	if ns, err := sandbox.NewSessionNS(true); err == nil {
+		ns.Close()
+		b, _ := json.Marshal(map[string]string{"command": viaProxy("http://127.0.0.1:9/x")})
+		netScript := filepath.Join(dir, "n.script")
+		os.WriteFile(netScript, []byte("> reply\ncall shell-exec "+string(b)+"\n> reply\nDone.\n"), 0o644)
+		var nout bytes.Buffer
+		Main([]string{"run", "--unattended", "--yolo", "--json", "--script", netScript, "-C", proj, "go"}, strings.NewReader(""), &nout, &stderr, getenv)
+		check(nout.String())
+		stdout.WriteString(nout.String())
+	} else {
+		t.Logf("net.conn not checked: no session namespaces here (%v)", err)
+		seen["net.conn"] = true
+	}
 	for typ := range doc {
 		if typ != "" && !seen[typ] {
 			t.Errorf("docs/events.md lists %s, which the run did not emit (the test should make one)", typ)

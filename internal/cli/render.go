@@ -155,6 +155,13 @@ func (r *renderer) event(ev store.Event) {
 		if f, _ := d["kernel_floor"].(string); f != "" {
 			r.line("nodwyn: kernel floor: %s", f)
 		}
+		if c, _ := d["confinement"].(map[string]any); c != nil {
+			for _, k := range []string{"reads", "writes", "processes", "network"} {
+				if v, _ := c[k].(string); v != "" {
+					r.line("nodwyn:   %s: %s", k, v)
+				}
+			}
+		}
 	case "model.request":
 		r.steps++
 		r.statusLine("step %d: waiting for the model", r.steps)

@@ -430,6 +430,7 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 		Stdout:  termtext.Writer(e.stderr), // what Scheme displays, on the display: escaped, as the renderer's lines are
 
 		ConfigSeam: cfg.Sandbox, ConfigSeamFrom: cfg.Origin["sandbox.mode"], ConfigNotes: cfg.Notes,
+		ConfigSeamAllowFrom: cfg.Origin["sandbox.allow_hosts"], ConfigSeamNetworkFrom: cfg.Origin["sandbox.network"],
 		Contract: contract, ContractGiven: contractGiven, ContractTrusted: pt.trusted,
 		NoKernelFloor: r.NoKernelFloor,
 		Writable:      r.Writable,

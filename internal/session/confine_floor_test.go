@@ -43,12 +43,13 @@ func confinedSession(t *testing.T, folderFiles map[string]string, off bool) (h *
 	var f *sandbox.Floor
 	if !off {
 		var line string
-		f, line, _ = makeFloor(g, false, &confinement{})
+		wc := &confinement{}
+		f, line, _ = makeFloor(g, false, wc)
 		if f == nil {
 			t.Fatalf("no floor: %s", line)
 		}
-		if !strings.Contains(line, "commands write only in the folder, ") {
-			t.Errorf("the floor's line %q does not say where commands write", line)
+		if !strings.Contains(wc.writesLine, "commands write only in the folder, ") {
+			t.Errorf("the writes line %q does not say where commands write", wc.writesLine)
 		}
 		t.Cleanup(f.Close)
 	}

@@ -21,10 +21,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	nodwyn "github.com/nodwyn/nodwyn"
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/egress"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/journal"
 	"github.com/nodwyn/nodwyn/internal/prim"
@@ -124,6 +126,10 @@ type Options struct {
 	// (ContractGiven; only that one may undo a working copy). Its first
 	// check is what self-check runs.
 	ConfigSeam config.Seam
+	// ConfigSeamAllowFrom is where [sandbox] allow_hosts was set
+	// ("file:line"), for what the proxy says; ConfigSeamNetworkFrom where
+	// [sandbox] network was.
+	ConfigSeamAllowFrom, ConfigSeamNetworkFrom string
 	// Writable are directories commands may write for this run besides
 	// the defaults and [sandbox] writable (nodwyn run --writable; ~/… or
 	// absolute). Sandbox mode confines no writes.
@@ -211,14 +217,22 @@ type Session struct {
 	msgJSON         provider.MessageJSON // the messages' JSON, for saveState
 	scratchTouched  time.Time
 
-	seam      sandbox.Mode // the execution seam's mode, resolved in loadChain
-	checkout  string       // what a working copy copies
-	seamNotes []string     // settings not taken, logged at run.start
-	caps      scheme.Value // (sandbox-caps), made once
-	floor     *sandbox.Floor
-	protect   *sandbox.Protected // .git/config, .git/hooks, .nodwyn/ (not in sandbox mode)
-	floorLine string             // "on (…)" or "off (why)", said at run.start
-	journal   *journal.Journal
+	seam        sandbox.Mode // the execution seam's mode, resolved in loadChain
+	checkout    string       // what a working copy copies
+	seamNotes   []string     // settings not taken, logged at run.start
+	caps        scheme.Value // (sandbox-caps), made once
+	floor       *sandbox.Floor
+	emitMu      sync.Mutex         // emit, one at a time
+	ns          *sandbox.SessionNS // the session's namespaces (nil: none, nsWhy says why)
+	nsWhy       string
+	writes      string
+	egress      *egress.Proxy // the session's proxy (nil: none; netWhy says why where it matters)
+	netWhy      string
+	egressRules []egress.Rule
+	writesLine  string
+	protect     *sandbox.Protected // .git/config, .git/hooks, .nodwyn/ (not in sandbox mode)
+	floorLine   string             // "on (…)" or "off (why)", said at run.start
+	journal     *journal.Journal
 
 	pendingCalls []provider.ToolCall // the last reply's calls not yet run: their ids go on the tool events
 	emitted      bool                // an event has gone out (the first carries the schema version)
@@ -300,19 +314,41 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	floorc := make(chan madeFloor, 1)
 	fopts := gopts // a copy: gopts gets the rest of the guard's options meanwhile
 	go func() {
-		f, line, d := makeFloor(fopts, opts.NoKernelFloor, writeConfinement(opts))
-		floorc <- madeFloor{f, line, d} // d is the guard's too (gopts.Denylist)
+		wc := writeConfinement(opts)
+		f, line, d := makeFloor(fopts, opts.NoKernelFloor, wc)
+		mf := madeFloor{floor: f, line: line, deny: d} // d is the guard's too (gopts.Denylist)
+		if f != nil && wc != nil {
+			mf.writes = wc.writesLine
+			// The session's namespaces: made while the init chain
+			// loads, as the floor is.
+			if ns, err := sandbox.NewSessionNS(wc.network); err != nil {
+				mf.nsWhy = err.Error()
+			} else {
+				f.SetNamespaces(ns)
+				mf.ns = ns
+			}
+		}
+		if f != nil && mf.ns == nil && f.OthersEnvironReadable() {
+			// Landlock scopes ptrace and /proc/PID/cwd, but this kernel
+			// lets a command open another process's environ (Linux
+			// 6.18), and no PID namespace hides them: said, so a person
+			// keeps keys out of the environment of what starts nodwyn.
+			mf.line += "; other processes' /proc/PID/environ stays readable"
+		}
+		floorc <- mf
 	}()
 	joinFloor := func() {
 		if floorc != nil {
 			mf := <-floorc
 			s.floor, s.floorLine, floorc = mf.floor, mf.line, nil
+			s.ns, s.nsWhy, s.writesLine = mf.ns, mf.nsWhy, mf.writes
 			gopts.Denylist = mf.deny
 		}
 	}
 	defer func() { // on the error returns too: the goroutine ends before New does
 		joinFloor()
 		if err != nil {
+			s.ns.Close()
 			s.floor.Close() // the session was closed without it
 		}
 	}()
@@ -388,6 +424,22 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	}
 	popts.Seam, popts.Checkout = s.seam, s.checkout
 	popts.Floor = s.floor
+	switch {
+	case s.ns.Network():
+		env, err := s.startEgress(ctx, s.ns)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("the session's egress proxy: %w", err)
+		}
+		popts.ExtraEnv = append(popts.ExtraEnv, env...)
+	case opts.Sandbox:
+	case opts.ConfigSeam.Network == "open":
+		s.netWhy = "[sandbox] network = \"open\" in " + opts.ConfigSeamNetworkFrom
+	case s.floor == nil:
+		s.netWhy = "no kernel floor"
+	case s.nsWhy != "":
+		s.netWhy = "no network namespace: " + s.nsWhy
+	}
 	if !opts.Sandbox {
 		s.protect = sandbox.Protect(opts.Folder)
 		popts.AfterCommand = func() string { return sandbox.RestoreNote(s.protect.Restore()) }
@@ -462,9 +514,12 @@ func (s *Session) loadChain(parent context.Context) error {
 // the denylist's directories denied, its exception (the scratch directory)
 // kept; nil and "off (why)" when off says so or the kernel cannot hold it.
 type madeFloor struct {
-	floor *sandbox.Floor
-	line  string
-	deny  *guard.PathDenylist
+	floor  *sandbox.Floor
+	line   string
+	deny   *guard.PathDenylist
+	writes string             // where commands write, when confined
+	ns     *sandbox.SessionNS // the session's namespaces, or nil and why
+	nsWhy  string
 }
 
 // initBounds are the init chain's step and memory bounds: the options',
@@ -519,13 +574,7 @@ func makeFloor(g guard.Options, off bool, wc *confinement) (*sandbox.Floor, stri
 	if wc != nil {
 		ws := writableFor(g.Folder, g.Home, wc.extra)
 		f.ConfineWrites(ws.paths, WidenHint)
-		line += "; commands write only in " + ws.summary(g.Folder, g.Home) + " and the scratch directory"
-	}
-	if f.OthersEnvironReadable() {
-		// Landlock scopes ptrace and /proc/PID/cwd, but this kernel lets a
-		// command open another process's environ (Linux 6.18): said, so a
-		// person keeps keys out of the environment of what starts nodwyn.
-		line += "; other processes' /proc/PID/environ stays readable"
+		wc.writesLine = "commands write only in " + ws.summary(g.Folder, g.Home) + " and the scratch directory"
 	}
 	return f, line, d
 }
@@ -533,7 +582,10 @@ func makeFloor(g guard.Options, off bool, wc *confinement) (*sandbox.Floor, stri
 // confinement is how a session's commands are confined beyond the
 // catalogue: nil in sandbox mode (the machine is the task's).
 type confinement struct {
-	extra []string // the person's writable additions: config, then flags
+	extra   []string // the person's writable additions: config, then flags
+	network bool     // a network namespace, commands going out through the proxy
+
+	writesLine string // where commands write, for a person (set by makeFloor)
 }
 
 // writeConfinement is the confinement for a session with opts.
@@ -541,7 +593,8 @@ func writeConfinement(opts Options) *confinement {
 	if opts.Sandbox {
 		return nil
 	}
-	return &confinement{extra: append(slices.Clone(opts.ConfigSeam.Writable), opts.Writable...)}
+	return &confinement{extra: append(slices.Clone(opts.ConfigSeam.Writable), opts.Writable...),
+		network: opts.ConfigSeam.Network != "open"}
 }
 
 // cacheHome is $XDG_CACHE_HOME, else ~/.cache.
@@ -753,6 +806,7 @@ func (s *Session) Run(ctx context.Context) Outcome {
 		"instruction":  s.redact(s.opts.Instruction),
 		"exec":         s.tools.Sandbox().Capabilities().String(),
 		"kernel_floor": s.floorLine,
+		"confinement":  s.confinement(),
 	})
 	for _, n := range s.seamNotes {
 		s.Note(n)
@@ -840,6 +894,10 @@ func (s *Session) Close() error {
 		// What a command left running changed after the last command.
 		s.Note(sandbox.RestoreNote(changed, err))
 	}
+	if s.egress != nil {
+		s.egress.Close()
+	}
+	s.ns.Close()    // and what is left in the session's PID namespace with it
 	s.floor.Close() // after the tools: their commands started under it
 	if s.opts.Model != nil {
 		provider.CloseIdle(s.opts.Model) // its connection, kept for the next request
@@ -869,6 +927,10 @@ func (s *Session) cleanupScratch() {
 
 // emit writes an event to the log and every sink.
 func (s *Session) emit(typ string, data map[string]any) {
+	// One at a time: the loop's, and the egress proxy's net.conn from its
+	// connections' goroutines.
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
 	ev := store.Event{Type: typ, Time: time.Now(), Data: data}
 	if !s.emitted { // docs/events.md
 		ev.Schema, s.emitted = store.EventSchema, true
