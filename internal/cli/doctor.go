@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,10 +16,12 @@ import (
 	"strings"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/egress"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/journal"
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
+	"github.com/nodwyn/nodwyn/internal/session"
 )
 
 // DoctorCmd is `nodwyn doctor`.
@@ -166,6 +169,7 @@ func (c *DoctorCmd) Run(e *env) error {
 
 	fmt.Fprintln(w, "sandbox: "+sandboxLine(cfg, folder))
 	fmt.Fprintln(w, "kernel floor: "+floorLine(e, home, dirs, folder))
+	fmt.Fprint(w, confinementLines(e, cfg, home, folder))
 	if name := secretInProc(); name != "" {
 		bad("key in /proc: %s is in /proc/%d/environ, which the programs nodwyn runs can read (the re-exec that moves secrets out of the environment failed)", name, os.Getpid())
 	} else {
@@ -422,4 +426,47 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// confinementLines say, one line each, how a run in folder outside sandbox
+// mode would confine its commands: reads, writes, processes, network (as
+// the run's first lines do; docs/sandbox.md).
+func confinementLines(e *env, cfg *config.Config, home, folder string) string {
+	var b strings.Builder
+	fmt.Fprintln(&b, "confinement of a run here (outside sandbox mode; sandbox mode confines reads only):")
+	if _, err := sandbox.LandlockABI(); err != nil {
+		fmt.Fprintf(&b, "  reads, writes: open (no kernel floor: %v)\n", err)
+	} else {
+		fmt.Fprintln(&b, "  reads: nodwyn's credential catalogue is denied to every command (Landlock)")
+		fmt.Fprintf(&b, "  writes: %s (Landlock); changes to .git/config, .git/hooks and .nodwyn/ are undone after each command; [sandbox] writable or --writable widens it\n",
+			session.WritesLine(folder, home, cfg.Sandbox.Writable))
+	}
+	net := cfg.Sandbox.Network != "open"
+	ns, nsErr := sandbox.NewSessionNS(net)
+	how := sandbox.NewHost(sandbox.HostOptions{}).Confinement()
+	switch {
+	case nsErr == nil:
+		ns.Close()
+		fmt.Fprintf(&b, "  processes: a PID namespace of the session's own: commands see no other process, and all they start ends with the session (%s)\n", how)
+	default:
+		fmt.Fprintf(&b, "  processes: all commands start ends with the session (%s); other processes are visible (%v)\n", how, nsErr)
+	}
+	switch {
+	case !net:
+		fmt.Fprintf(&b, "  network: open ([sandbox] network = \"open\" in %s)\n", cfg.Origin["sandbox.network"])
+	case nsErr != nil:
+		fmt.Fprintf(&b, "  network: open (no network namespace: %v)\n", nsErr)
+	default:
+		allow, _ := egress.Defaults(context.Background(), folder, os.Environ())
+		var hosts []string
+		for _, r := range allow {
+			hosts = append(hosts, r.Pattern)
+		}
+		hosts = append(hosts, cfg.Sandbox.AllowHosts...)
+		if len(hosts) == 0 {
+			hosts = []string{"no host yet"}
+		}
+		fmt.Fprintf(&b, "  network: only through nodwyn's proxy (a network namespace holds only loopback), which allows %s; [sandbox] allow_hosts adds hosts\n", strings.Join(hosts, ", "))
+	}
+	return b.String()
 }

@@ -105,6 +105,18 @@ type writeSet struct {
 // --writable). The caches of the ecosystems the folder uses are made when
 // missing; the others are granted where they exist.
 func writableFor(folder, home string, extra []string) writeSet {
+	return writeSetFor(folder, home, extra, true)
+}
+
+// WritesLine says where a session's commands in folder would write, with
+// the person's additions extra, without making anything (nodwyn doctor).
+func WritesLine(folder, home string, extra []string) string {
+	return "commands write only in " + writeSetFor(folder, home, extra, false).summary(folder, home) + " and the scratch directory"
+}
+
+// writeSetFor is writableFor, making the folder's missing caches only when
+// mk is set.
+func writeSetFor(folder, home string, extra []string, mk bool) writeSet {
 	var ws writeSet
 	add := func(p string) {
 		if p != "" && filepath.IsAbs(p) {
@@ -133,7 +145,7 @@ func writableFor(folder, home string, extra []string) writeSet {
 			if d == "" {
 				continue
 			}
-			if uses {
+			if uses && mk {
 				if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) && os.MkdirAll(d, 0o755) == nil {
 					ws.made = append(ws.made, d)
 				}
@@ -142,7 +154,7 @@ func writableFor(folder, home string, extra []string) writeSet {
 		}
 		if e.files != nil {
 			for _, f := range e.files(home) {
-				if uses {
+				if uses && mk {
 					if _, err := os.Lstat(filepath.Dir(f)); err == nil {
 						if fh, err := os.OpenFile(f, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
 							fh.Close()
