@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"testing"
 	"testing/fstest"
-	"time"
 
 	"github.com/nodwyn/nodwyn/internal/fsview"
 	"go.uber.org/goleak"
@@ -16,9 +15,9 @@ import (
 
 // TestAFIFOInTheFolderIsJudgedAtOnce: a line that reads a FIFO in the
 // folder (cat pipe, bash pipe, xargs -a pipe) is judged without opening it
-// for a read that would wait for a writer, well within the time bound (an
-// open that waited would take the whole bound, 10 s here, and end in a
-// confirm), and no goroutine is left behind. How fast it is judged (the
+// for a read that would wait for a writer (an open that waited would take
+// the whole analysis bound, 10 s here, and end in a confirm: the verdict
+// says which), and no goroutine is left behind. How fast it is judged (the
 // issue's target: under 10 ms) is BenchmarkAFIFOLine's.
 func TestAFIFOInTheFolderIsJudgedAtOnce(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -28,19 +27,8 @@ func TestAFIFOInTheFolderIsJudgedAtOnce(t *testing.T) {
 	}
 	g := e.guard(false)
 	for _, line := range []string{"cat pipe", "bash pipe", "source pipe", "xargs -a pipe echo", "cat < pipe", "python3 pipe", "cat pipe/*", "tar czf x.tgz pipe"} {
-		best := time.Hour
-		var d Decision
-		for range 3 { // the least of three: the machine is shared
-			g.argv.lastRes = nil
-			start := time.Now()
-			d = judge(t, g, line)
-			best = min(best, time.Since(start))
-		}
-		t.Logf("%q: %v", line, best)
-		if best > time.Second {
-			t.Errorf("%q took %v", line, best)
-		}
-		if d.Verdict != Allow {
+		g.argv.lastRes = nil
+		if d := judge(t, g, line); d.Verdict != Allow {
 			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
 		}
 	}
