@@ -184,20 +184,20 @@ func (s *Store) LoadState(id string) (*SessionState, error) {
 	b, err := os.ReadFile(path)
 	var st SessionState
 	if err == nil {
-		if jerr := json.Unmarshal(b, &st); jerr == nil {
+		jerr := json.Unmarshal(b, &st)
+		if jerr == nil {
 			s.readMore(id, &st, false)
 			return &st, nil
-		} else {
-			err = fmt.Errorf("%s does not parse: %v", path, jerr)
 		}
+		err = fmt.Errorf("%s does not parse: %v", path, jerr)
 	}
 	if s.hasLog(id) {
 		why := stateProblem(path, err)
-		if rb, rerr := s.rebuildState(id, why); rerr == nil {
-			return rb, nil
-		} else {
+		rb, rerr := s.rebuildState(id, why)
+		if rerr != nil {
 			return nil, fmt.Errorf("load session %s: %s, and the state cannot be rebuilt from its log: %v", id, why, rerr)
 		}
+		return rb, nil
 	}
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no session %s in %s: `nodwyn sessions` lists the ids", id, s.sessionsDir())
