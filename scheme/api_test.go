@@ -170,11 +170,25 @@ func TestLoad(t *testing.T) {
 func TestCancellation(t *testing.T) {
 	in := scheme.New()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	// guard and with-exception-handler must not be able to catch it
-	_, err := in.Eval(ctx, `
-(define (spin) (guard (e (#t (spin))) (let loop () (loop))))
+	// Cancelled from inside the guard, as the loop starts: guard and
+	// with-exception-handler must not be able to catch it.
+	in.Register(scheme.NewPrimitive("cancel!", 0, 0, "", func(*scheme.Interp, []scheme.Value) (scheme.Value, error) {
+		cancel()
+		return true, nil
+	}))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := in.Eval(ctx, `
+(define (spin) (guard (e (#t (spin))) (cancel!) (let loop () (loop))))
 (with-exception-handler (lambda (e) (spin)) spin)`, "spin.scm")
+		errc <- err
+	}()
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(30 * time.Second):
+		t.Fatal("still running after its context was cancelled: the cancellation was caught")
+	}
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
