@@ -442,7 +442,13 @@ func confinementLines(e *env, cfg *config.Config, home, folder string) string {
 			session.WritesLine(folder, home, cfg.Sandbox.Writable))
 	}
 	net := cfg.Sandbox.Network != "open"
-	ns, nsErr := sandbox.NewSessionNS(net)
+	var ns *sandbox.SessionNS
+	var nsErr error
+	if cfg.Sandbox.Namespaces == "off" {
+		nsErr = fmt.Errorf("[sandbox] namespaces = \"off\" in %s", cfg.Origin["sandbox.namespaces"])
+	} else {
+		ns, nsErr = sandbox.NewSessionNS(net)
+	}
 	how := sandbox.NewHost(sandbox.HostOptions{}).Confinement()
 	switch {
 	case nsErr == nil:

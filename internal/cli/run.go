@@ -431,7 +431,8 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 
 		ConfigSeam: cfg.Sandbox, ConfigSeamFrom: cfg.Origin["sandbox.mode"], ConfigNotes: cfg.Notes,
 		ConfigSeamAllowFrom: cfg.Origin["sandbox.allow_hosts"], ConfigSeamNetworkFrom: cfg.Origin["sandbox.network"],
-		Contract: contract, ContractGiven: contractGiven, ContractTrusted: pt.trusted,
+		ConfigSeamNamespacesFrom: cfg.Origin["sandbox.namespaces"],
+		Contract:                 contract, ContractGiven: contractGiven, ContractTrusted: pt.trusted,
 		NoKernelFloor: r.NoKernelFloor,
 		Writable:      r.Writable,
 		Steer:         h.steer,

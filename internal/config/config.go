@@ -152,10 +152,19 @@ type Seam struct {
 	// hosts only through the session's proxy) or "open" (commands connect
 	// where they like). Only the person's own config.toml may set it.
 	Network string `toml:"network"`
+	// Namespaces is "on" (the default: outside sandbox mode, where the
+	// kernel lets nodwyn, commands run in PID, mount and network
+	// namespaces of the session's own) or "off" (commands see the
+	// person's other processes, and the network is open). Only the
+	// person's own config.toml may set it.
+	Namespaces string `toml:"namespaces"`
 }
 
 // SeamNetworks are the values [sandbox] network may have.
 var SeamNetworks = []string{"proxy", "open"}
+
+// SeamNamespaces are the values [sandbox] namespaces may have.
+var SeamNamespaces = []string{"on", "off"}
 
 // SeamModes are the values [sandbox] mode may have.
 var SeamModes = []string{"no_sandbox", "working_copy"}
@@ -307,6 +316,7 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 		userWritable, userWritableOrigin := c.Sandbox.Writable, c.Origin["sandbox.writable"]
 		userAllow, userAllowOrigin := c.Sandbox.AllowHosts, c.Origin["sandbox.allow_hosts"]
 		userNet, userNetOrigin := c.Sandbox.Network, c.Origin["sandbox.network"]
+		userNS, userNSOrigin := c.Sandbox.Namespaces, c.Origin["sandbox.namespaces"]
 		if err := c.layer(p, project); err != nil {
 			return nil, err
 		}
@@ -337,6 +347,13 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 			c.Sandbox.Network, c.Origin["sandbox.network"] = userNet, userNetOrigin
 			if userNetOrigin == "" {
 				delete(c.Origin, "sandbox.network")
+			}
+		}
+		if o := c.Origin["sandbox.namespaces"]; o != userNSOrigin {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] namespaces; not taken: only your own config.toml turns the session's namespaces off", o))
+			c.Sandbox.Namespaces, c.Origin["sandbox.namespaces"] = userNS, userNSOrigin
+			if userNSOrigin == "" {
+				delete(c.Origin, "sandbox.namespaces")
 			}
 		}
 		if o := c.Origin["sandbox.writable"]; o != userWritableOrigin {
@@ -480,6 +497,11 @@ func (c *Config) layer(path string, data []byte) error {
 				if rest == "" || strings.ContainsAny(rest, "/:*@ \t") {
 					return fail(ks, "%q: each entry is a host name or address, or *.suffix for every name below suffix, without a scheme, port or path, as in allow_hosts = [\"example.com\", \"*.internal.example.com\"]", h)
 				}
+			}
+		}
+		if ks == "sandbox.namespaces" {
+			if v := lookup(raw, k).(string); !slices.Contains(SeamNamespaces, v) {
+				return fail(ks, "%q is not a namespaces setting: write \"on\" (the default) or \"off\"", v)
 			}
 		}
 		if ks == "sandbox.network" {

@@ -42,7 +42,7 @@ func TestConfinementKeysAreThePersonsOnly(t *testing.T) {
 		t.Errorf("a project's keys were taken: %+v", c.Sandbox)
 	}
 
-	for _, key := range []string{"writable = [\"/srv\"]", "allow_hosts = [\"x.example\"]", "network = \"open\""} {
+	for _, key := range []string{"writable = [\"/srv\"]", "allow_hosts = [\"x.example\"]", "network = \"open\"", "namespaces = \"off\""} {
 		p := filepath.Join(t.TempDir(), "contract.toml")
 		write(t, p, "[[check]]\nname = \"unit\"\ncommand = \"true\"\n[sandbox]\n"+key+"\n")
 		if _, err := LoadContract(p, false); err == nil || !strings.Contains(err.Error(), "only your own config.toml") {
@@ -58,6 +58,7 @@ func TestConfinementKeysNameTheLineOfABadValue(t *testing.T) {
 		{`allow_hosts = ["example.com:443"]`, "sandbox.allow_hosts"},
 		{`allow_hosts = ["*."]`, "sandbox.allow_hosts"},
 		{`network = "closed"`, "sandbox.network"},
+		{`namespaces = "no"`, "sandbox.namespaces"},
 	} {
 		dirs, folder := setup(t)
 		write(t, filepath.Join(dirs.Config, "config.toml"), "[sandbox]\n"+bad.line+"\n")

@@ -104,6 +104,9 @@ func (s *Session) processesLine() string {
 	if s.tools != nil {
 		how = s.tools.Confinement()
 	}
+	if c, ok := strings.CutPrefix(how, "cgroup "); ok && c != "" {
+		how = "a cgroup per session" // its path differs from run to run
+	}
 	if s.ns != nil {
 		return "a PID namespace of the session's own: commands see no other process, and all they start ends with the session (" + how + ")"
 	}

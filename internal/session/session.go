@@ -129,7 +129,7 @@ type Options struct {
 	// ConfigSeamAllowFrom is where [sandbox] allow_hosts was set
 	// ("file:line"), for what the proxy says; ConfigSeamNetworkFrom where
 	// [sandbox] network was.
-	ConfigSeamAllowFrom, ConfigSeamNetworkFrom string
+	ConfigSeamAllowFrom, ConfigSeamNetworkFrom, ConfigSeamNamespacesFrom string
 	// Writable are directories commands may write for this run besides
 	// the defaults and [sandbox] writable (nodwyn run --writable; ~/… or
 	// absolute). Sandbox mode confines no writes.
@@ -321,7 +321,9 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 			mf.writes = wc.writesLine
 			// The session's namespaces: made while the init chain
 			// loads, as the floor is.
-			if ns, err := sandbox.NewSessionNS(wc.network); err != nil {
+			if !wc.namespaces {
+				mf.nsWhy = "[sandbox] namespaces = \"off\" in " + opts.ConfigSeamNamespacesFrom
+			} else if ns, err := sandbox.NewSessionNS(wc.network); err != nil {
 				mf.nsWhy = err.Error()
 			} else {
 				f.SetNamespaces(ns)
@@ -584,6 +586,8 @@ func makeFloor(g guard.Options, off bool, wc *confinement) (*sandbox.Floor, stri
 type confinement struct {
 	extra   []string // the person's writable additions: config, then flags
 	network bool     // a network namespace, commands going out through the proxy
+	// namespaces: the session's PID, mount and network namespaces
+	namespaces bool
 
 	writesLine string // where commands write, for a person (set by makeFloor)
 }
@@ -594,7 +598,7 @@ func writeConfinement(opts Options) *confinement {
 		return nil
 	}
 	return &confinement{extra: append(slices.Clone(opts.ConfigSeam.Writable), opts.Writable...),
-		network: opts.ConfigSeam.Network != "open"}
+		network: opts.ConfigSeam.Network != "open", namespaces: opts.ConfigSeam.Namespaces != "off"}
 }
 
 // cacheHome is $XDG_CACHE_HOME, else ~/.cache.
