@@ -64,6 +64,7 @@ func (s *Session) Continue(ctx context.Context, text string) Outcome {
 			"instruction":  s.redact(text),
 			"exec":         s.tools.Sandbox().Capabilities().String(),
 			"kernel_floor": s.floorLine,
+			"confinement":  s.confinement(),
 		})
 		for _, n := range s.seamNotes {
 			s.Note(n)
