@@ -799,7 +799,16 @@ func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
 	if cmd != nil {
 		start = cmd.Start
 		if ns := f.namespaces(); ns != nil {
-			enter = ns.enter
+			if ns.nsenter != "" {
+				// Unprivileged: nsenter joins them.
+				done, err := ns.wrap(cmd)
+				if err != nil {
+					return nil, err
+				}
+				defer done()
+			} else {
+				enter = ns.enter
+			}
 		}
 	}
 	rs, err := f.restrictedIn(enter, start)

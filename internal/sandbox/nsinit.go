@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -86,6 +87,23 @@ func sessionInitMain() {
 		if err := loopbackUp(); err != nil {
 			fail("bringing loopback up", err)
 		}
+		// The proxy's listener, made here so it is the namespace's, handed
+		// to nodwyn over descriptor 3 (nodwyn serves it from its own).
+		ln, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Bind(ln, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+		}
+		if err == nil {
+			err = unix.Listen(ln, 128)
+		}
+		if err == nil {
+			err = unix.Sendmsg(3, []byte("L"), unix.UnixRights(ln), nil, 0)
+		}
+		if err != nil {
+			fail("the proxy's listener in the namespace", err)
+		}
+		unix.Close(ln)
+		unix.Close(3)
 	}
 	children := make(chan os.Signal, 1)
 	signal.Notify(children, syscall.SIGCHLD)
@@ -124,7 +142,13 @@ func loopbackUp() error {
 // SessionNS are a session's namespaces, held by their init process.
 type SessionNS struct {
 	pid, mnt, net int // the namespaces' descriptors; net is -1 without one
+	user          int // the user namespace's, -1 but for an unprivileged nodwyn
 	holder        int // the init's pid, in nodwyn's namespace
+	// nsenter, for an unprivileged nodwyn, is the program each command
+	// starts through: it joins the session's user namespace (which a
+	// process with threads cannot) and the others, then runs the command.
+	nsenter  string
+	listener net.Listener // made in the network namespace by the init
 	stop          chan struct{}
 	done          chan struct{}
 	once          sync.Once
@@ -133,8 +157,15 @@ type SessionNS struct {
 // NewSessionNS makes a session's PID and mount namespaces, and a network
 // namespace holding only loopback when withNet, or says why it cannot here.
 func NewSessionNS(withNet bool) (*SessionNS, error) {
+	var nsenter string
 	if os.Geteuid() != 0 {
-		return nil, errors.New("joining a PID or network namespace needs root here (an unprivileged nodwyn cannot join a user namespace: its process has threads)")
+		// A process with threads cannot join a user namespace, so each
+		// command starts through nsenter (util-linux), which does.
+		p, err := exec.LookPath("nsenter")
+		if err != nil {
+			return nil, errors.New("an unprivileged nodwyn joins the session's namespaces through nsenter (util-linux), which is not installed")
+		}
+		nsenter = p
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -146,7 +177,34 @@ func NewSessionNS(withNet bool) (*SessionNS, error) {
 		flags |= unix.CLONE_NEWNET
 		env = append(env, sessionInitEnv+"_NET=1")
 	}
-	s := &SessionNS{pid: -1, mnt: -1, net: -1, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &SessionNS{pid: -1, mnt: -1, net: -1, user: -1, nsenter: nsenter, stop: make(chan struct{}), done: make(chan struct{})}
+	var attr syscall.SysProcAttr
+	attr.Cloneflags, attr.Pdeathsig = flags, syscall.SIGKILL
+	if nsenter != "" {
+		// A user namespace of the person's own, the person's ids mapped
+		// to themselves: the init has the rights to mount its /proc and
+		// bring loopback up there, and commands keep their ids.
+		uid, gid := os.Getuid(), os.Getgid()
+		attr.Cloneflags |= unix.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+		// The person's id is not root there, so the rights to mount and
+		// to bring loopback up must survive the init's exec: ambient, in
+		// that user namespace only. Commands join without them.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
+	}
+	// The listener's way back from the init: a socket pair, its end as
+	// descriptor 3 there.
+	var ours, theirs *os.File
+	if withNet {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("the session's namespaces: %w", err)
+		}
+		ours, theirs = os.NewFile(uintptr(fds[0]), "nsinit"), os.NewFile(uintptr(fds[1]), "nsinit")
+		defer ours.Close()
+	}
 	type started struct {
 		pid int
 		err error
@@ -162,13 +220,20 @@ func NewSessionNS(withNet bool) (*SessionNS, error) {
 		cmd.Args = []string{"nodwyn-session-init"}
 		cmd.Env = env
 		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr = &attr
+		if theirs != nil {
+			cmd.ExtraFiles = []*os.File{theirs}
+		}
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			startc <- started{err: err}
 			return
 		}
-		if err := cmd.Start(); err != nil {
+		err = cmd.Start()
+		if theirs != nil {
+			theirs.Close()
+		}
+		if err != nil {
 			startc <- started{err: fmt.Errorf("starting the session's namespaces: %w", err)}
 			return
 		}
@@ -201,11 +266,91 @@ func NewSessionNS(withNet bool) (*SessionNS, error) {
 			s.net, err = open("net")
 		}
 	}
+	if err == nil && nsenter != "" {
+		s.user, err = open("user")
+	}
+	if err == nil && ours != nil {
+		s.listener, err = receiveListener(ours)
+	}
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("the session's namespaces: %w", err)
 	}
 	return s, nil
+}
+
+// receiveListener takes the listener the init sent over c.
+func receiveListener(c *os.File) (net.Listener, error) {
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(int(c.Fd()), buf, oob, 0)
+	if err != nil {
+		return nil, fmt.Errorf("receiving the proxy's listener: %w", err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("receiving the proxy's listener: %v", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return nil, fmt.Errorf("receiving the proxy's listener: %v", err)
+	}
+	unix.CloseOnExec(fds[0])
+	f := os.NewFile(uintptr(fds[0]), "proxy-listener")
+	defer f.Close()
+	return net.FileListener(f)
+}
+
+// Listener is a listener on 127.0.0.1 made in the session's network
+// namespace (nil without one): what nodwyn serves the proxy on. Close
+// closes it.
+func (s *SessionNS) Listener() net.Listener {
+	if s == nil {
+		return nil
+	}
+	return s.listener
+}
+
+// wrap makes cmd start through nsenter into the session's namespaces (an
+// unprivileged nodwyn's way in), keeping its program, arguments and
+// directory. The namespaces are handed to nsenter as descriptors: under
+// the floor it may not open /proc/<init>/ns/*, Landlock's ptrace scoping
+// refuses it the init outside its domain. done closes nodwyn's copies
+// once the command has started.
+func (s *SessionNS) wrap(cmd *exec.Cmd) (done func(), err error) {
+	kinds := []struct {
+		flag string
+		fd   int
+	}{{"--user", s.user}, {"--pid", s.pid}, {"--mount", s.mnt}, {"--net", s.net}}
+	args := []string{s.nsenter}
+	var files []*os.File
+	done = func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	for _, k := range kinds {
+		if k.fd < 0 {
+			continue
+		}
+		d, err := unix.FcntlInt(uintptr(k.fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			done()
+			return nil, fmt.Errorf("entering the session's namespaces: %w", err)
+		}
+		args = append(args, fmt.Sprintf("%s=/proc/self/fd/%d", k.flag, 3+len(cmd.ExtraFiles)+len(files)))
+		files = append(files, os.NewFile(uintptr(d), "ns"))
+	}
+	args = append(args, "--preserve-credentials")
+	if cmd.Dir != "" {
+		args = append(args, "--wd="+cmd.Dir)
+	}
+	args = append(args, "--", cmd.Path)
+	if len(cmd.Args) > 1 {
+		args = append(args, cmd.Args[1:]...)
+	}
+	cmd.Path, cmd.Args = s.nsenter, args
+	cmd.ExtraFiles = append(cmd.ExtraFiles, files...)
+	return done, nil
 }
 
 // Network reports whether the session has a network namespace.
@@ -281,7 +426,10 @@ func (s *SessionNS) Close() {
 	s.once.Do(func() {
 		close(s.stop)
 		<-s.done
-		for _, fd := range []int{s.pid, s.mnt, s.net} {
+		if s.listener != nil {
+			s.listener.Close()
+		}
+		for _, fd := range []int{s.pid, s.mnt, s.net, s.user} {
 			if fd >= 0 {
 				unix.Close(fd)
 			}

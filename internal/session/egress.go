@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 
@@ -47,10 +46,10 @@ func (s *Session) startEgress(ctx context.Context, ns *sandbox.SessionNS) ([]str
 	if err := p.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
-	var ln net.Listener
-	if err := ns.InNetwork(func() (err error) { ln, err = net.Listen("tcp", "127.0.0.1:0"); return err }); err != nil {
+	ln := ns.Listener() // made in the namespace by its init
+	if ln == nil {
 		p.Close()
-		return nil, fmt.Errorf("the proxy's listener in the session's network namespace: %w", err)
+		return nil, fmt.Errorf("no listener in the session's network namespace")
 	}
 	if err := p.Serve(ln); err != nil {
 		p.Close()
