@@ -104,7 +104,7 @@ func (c *ChatCmd) Run(e *env) error {
 	defer k.stopSignals()
 	out, err := r.execute(e, runHooks{
 		ctx: ctx, render: true, trustAsk: terminalTrustAsk(e),
-		confirm: k.confirm, steer: k.steer, console: k.run,
+		confirm: k.confirm, steer: k.steer, console: k.run, sinks: []func(store.Event){k.answers},
 	})
 	if err != nil {
 		return err
@@ -133,6 +133,9 @@ type console struct {
 	ctrlC bool // the person's last act was a Ctrl-C: another at the prompt leaves
 	eof   bool // the input has ended
 
+	held       []string // lines for the prompt before the next one read (standard input not a terminal)
+	lastAnswer string   // the last answer printed (answers): the turn's end does not print it again
+
 	tty   *consoleTerm // nil when standard input is not a terminal
 	lines chan string  // standard input's lines when it is not; closed at its end
 	done  chan struct{}
@@ -149,6 +152,7 @@ type question struct {
 type answer struct {
 	yes, always bool
 	note        string
+	unanswered  string // no one answered: why (session.ConfirmUnanswered)
 }
 
 func newConsole(e *env, r *RunCmd, cancelStart context.CancelCauseFunc) *console {
@@ -222,9 +226,34 @@ func (k *console) confirm(ctx context.Context, req guard.Request, d guard.Decisi
 	}
 	select {
 	case a := <-q.answer:
+		if a.unanswered != "" {
+			session.ConfirmUnanswered(ctx, a.unanswered)
+		}
 		return a.yes, a.always, a.note
 	case <-ctx.Done():
 		return false, false, ""
+	}
+}
+
+// answers is a sink of the session's events: the model's answers (its
+// replies without tool calls) printed in full on k.out as they come, once
+// (the display shows no line of its own for them: renderer.answers).
+func (k *console) answers(ev store.Event) {
+	if ev.Type != "model.reply" || k.r.JSON {
+		return
+	}
+	text, _ := ev.Data["text"].(string)
+	if calls, _ := ev.Data["tool_calls"].([]map[string]any); len(calls) > 0 || strings.TrimSpace(text) == "" {
+		return
+	}
+	if calls, _ := ev.Data["tool_calls"].([]any); len(calls) > 0 {
+		return
+	}
+	k.mu.Lock()
+	k.lastAnswer = text
+	k.mu.Unlock()
+	if k.rend != nil {
+		k.print(text)
 	}
 }
 
@@ -258,6 +287,9 @@ func (k *console) idle() {
 // run is the console: runHooks.console, called once the session exists.
 func (k *console) run(ctx context.Context, s *session.Session, rend *renderer) session.Outcome {
 	k.s, k.rend = s, rend
+	if !k.r.JSON {
+		rend.answers = true // k.answers prints them
+	}
 	k.mu.Lock()
 	k.cancelWork = nil
 	k.mu.Unlock()
@@ -294,8 +326,12 @@ func (k *console) run(ctx context.Context, s *session.Session, rend *renderer) s
 		queued := k.steer()
 		switch out.Status {
 		case "finished":
-			if !k.r.JSON && strings.TrimSpace(out.Text) != "" {
-				k.print(out.Text)
+			k.mu.Lock()
+			printed := k.lastAnswer == out.Text
+			k.lastAnswer = ""
+			k.mu.Unlock()
+			if !k.r.JSON && !printed && strings.TrimSpace(out.Text) != "" {
+				k.print(out.Text) // a finish! text no reply said
 			}
 			if len(queued) > 0 {
 				k.say("nodwyn: giving the model what was typed while it worked")
@@ -308,6 +344,10 @@ func (k *console) run(ctx context.Context, s *session.Session, rend *renderer) s
 			}
 			k.ctrlC = true
 			k.say("nodwyn: interrupted; the model is told so. Type the next message, or Ctrl-C again to leave.")
+			if len(queued) > 0 { // what was typed for the model goes back to the prompt
+				k.toPrompt(queued)
+				queued = nil
+			}
 		case "budget", "deadline":
 			k.say("nodwyn: %s; the session ends here", out.Text)
 			k.notGiven(queued)
@@ -326,6 +366,20 @@ func (k *console) run(ctx context.Context, s *session.Session, rend *renderer) s
 		last = session.Outcome{Status: "interrupted", Text: "stopped: interrupted", Err: context.Cause(ctx)}
 	}
 	return k.end(last)
+}
+
+// toPrompt gives back to the prompt what was queued for the model: at a
+// terminal, typed into the next line (Enter gives it); from a pipe, the
+// next lines read.
+func (k *console) toPrompt(queued []string) {
+	if k.tty != nil {
+		text := strings.Join(queued, " ")
+		k.tty.reader.pending = append([]byte(text), k.tty.reader.pending...)
+		k.say("nodwyn: what you typed while the model worked is back at the prompt: Enter gives it")
+		return
+	}
+	k.held = append(append([]string(nil), queued...), k.held...)
+	k.say("nodwyn: what was typed while the model worked is the next message")
 }
 
 // notGiven says which queued messages the model did not get (the turn
@@ -512,10 +566,13 @@ func (k *console) work(ctx context.Context, what func(context.Context) session.O
 		case nq := <-k.questions:
 			q = nq
 			k.ask(q)
+			if k.eof { // no line will come to answer it
+				q = k.answer(q, answer{unanswered: "no answer (end of input)"})
+			}
 		case b, ok := <-chunks:
 			if !ok {
 				chunks, k.eof = nil, true
-				q = k.answer(q, answer{})
+				q = k.answer(q, answer{unanswered: "no answer (end of input)"})
 				continue
 			}
 			partial = append(partial, b...)
@@ -531,7 +588,7 @@ func (k *console) work(ctx context.Context, what func(context.Context) session.O
 		case line, ok := <-lines:
 			if !ok {
 				k.lines, k.eof = nil, true
-				q = k.answer(q, answer{})
+				q = k.answer(q, answer{unanswered: "no answer (end of input)"})
 				continue
 			}
 			q = k.typed(line, q)
@@ -543,12 +600,23 @@ func (k *console) work(ctx context.Context, what func(context.Context) session.O
 // confirm still waiting for its answer.
 func (k *console) typed(line string, q *question) *question {
 	if q != nil {
+		_, _, isCmd := command(line)
 		a, ok := parseAnswer(line, q.d.Verdict == guard.SecurityConfirm)
-		if !ok {
-			k.ask(q)
-			return q
+		switch {
+		case ok && !isCmd:
+			return k.answer(q, a)
+		case k.tty == nil:
+			// A pipe answers no question but with y or n: another line
+			// (a command, the next message) is kept for the prompt, and
+			// the question is declined as unanswered.
+			k.held = append(k.held, line)
+			k.say("nodwyn: %s is not y or n: the question is declined as not answered, and the line is kept for after the turn", oneLine(line, 80))
+			return k.answer(q, answer{unanswered: "no answer given (the input is not a terminal, and its next line was not y or n)"})
+		case isCmd:
+			k.say("nodwyn: answer y or n first; %s waits for the prompt", oneLine(line, 80))
 		}
-		return k.answer(q, a)
+		k.ask(q)
+		return q
 	}
 	if strings.TrimSpace(line) == "" {
 		return nil
@@ -629,6 +697,15 @@ func parseAnswer(line string, security bool) (answer, bool) {
 // the end of the input, or the console's end).
 func (k *console) prompt(ctx context.Context) (string, bool) {
 	for {
+		if len(k.held) > 0 && ctx.Err() == nil {
+			line := k.held[0]
+			k.held = k.held[1:]
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			k.ctrlC = false
+			return strings.TrimSpace(line), true
+		}
 		if k.eof || ctx.Err() != nil {
 			return "", false
 		}

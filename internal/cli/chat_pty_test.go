@@ -132,17 +132,17 @@ the edited line was not sent
 	waitForFile(t, filepath.Join(proj, "started"))
 	p.send("also mention tea\r") // while the sleep runs
 	p.waitFor("queued for the model's next step: also mention tea", 1)
-	p.waitFor("Noted the tea.", 2) // the display's line and the answer
+	p.waitFor("Noted the tea.", 1) // the answer, printed once
 	p.waitFor("> ", 1)
 
 	p.send("clean up\r")
 	p.waitFor("allow it?", 1)
 	p.send("n use git clean instead\r")
-	p.waitFor("Declined, and the note came through.", 2)
+	p.waitFor("Declined, and the note came through.", 1)
 	p.waitFor("> ", 1)
 
 	p.send("hello agaix\x7fn\r") // a typo taken back with backspace
-	p.waitFor("Hello again to you.", 2)
+	p.waitFor("Hello again to you.", 1)
 	p.waitFor("> ", 1)
 
 	p.send("\x1b[A") // the up arrow: the last line again
@@ -170,6 +170,11 @@ the edited line was not sent
 		p.waitFor(want, 1)
 	}
 	screen := p.String()
+	for _, once := range []string{"Noted the tea.", "Declined, and the note came through.", "Hello again to you."} {
+		if n := screenCount(screen, once); n != 1 {
+			t.Errorf("%q is shown %d times", once, n)
+		}
+	}
 	for _, bad := range []string{"was missed", "no note", "was not sent", "failed"} {
 		if strings.Contains(screen, bad) {
 			t.Errorf("the terminal showed %q:\n%q", bad, screen)
@@ -252,3 +257,7 @@ func TestNodwynAloneAtATerminalIsTheConsole(t *testing.T) {
 		t.Errorf("a console with no message saved a session: %v", ents)
 	}
 }
+
+// The answers are printed once each: the console's line, not also the
+// display's (issue 29, item 10).
+func screenCount(screen, s string) int { return strings.Count(screen, s) }

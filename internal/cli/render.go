@@ -44,6 +44,8 @@ type renderer struct {
 	call   string          // the tool call running: "shell-exec: sh test.sh" (callText)
 	notRun map[string]bool // the calls a tool.decision line said did not run (callKey)
 
+	answers bool // the console prints the model's answers (replies without tool calls) in full: no line here
+
 	usage map[string]any // the run.end event's totals, for the finish line
 	ended time.Time      // when the run.end event says the run ended
 }
@@ -166,6 +168,11 @@ func (r *renderer) event(ev store.Event) {
 		r.steps++
 		r.statusLine("step %d: waiting for the model", r.steps)
 	case "model.reply":
+		if calls, _ := d["tool_calls"].([]map[string]any); r.answers && len(calls) == 0 {
+			if calls, _ := d["tool_calls"].([]any); len(calls) == 0 {
+				break // the console prints it (console.answers)
+			}
+		}
 		if t, _ := d["text"].(string); strings.TrimSpace(t) != "" {
 			r.line("[%s] model: %s", r.elapsedAt(at), oneLine(t, 200))
 		}

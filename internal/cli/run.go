@@ -291,8 +291,11 @@ func exitFor(out session.Outcome, dataDir string) error {
 	case "interrupted":
 		return &exitError{code: ExitInterrupted}
 	default:
-		if errors.Is(out.Err, session.ErrStorage) { // the log cannot say it: the last line does
-			return &exitError{code: ExitFailed, err: fmt.Errorf("%w\n(the session cannot be resumed from here; free space or fix %s, then start again)", out.Err, dataDir)}
+		if sf := (*session.StorageFailed)(nil); errors.As(out.Err, &sf) { // the log cannot say it: the last line does
+			return &exitError{code: ExitFailed, err: fmt.Errorf("%w\n(%s)", out.Err, sf.Advice("nodwyn run"))}
+		}
+		if errors.Is(out.Err, session.ErrStorage) {
+			return &exitError{code: ExitFailed, err: fmt.Errorf("%w\n(free space or fix %s; the session is saved up to its last complete step: 'nodwyn sessions' lists it, and --resume ID continues it)", out.Err, dataDir)}
 		}
 		return &exitError{code: ExitFailed}
 	}

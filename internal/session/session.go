@@ -251,7 +251,6 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		opts.Unattended, opts.Yolo = true, true
 	}
 	s := &Session{opts: opts, started: time.Now(), turnChanged: map[string]bool{}, seamNotes: opts.ConfigNotes}
-	var dangling []store.Event // a resumed run's results: what answers the calls it left unanswered
 	if opts.ResumeID != "" {
 		id, err := opts.Store.ResolveID(opts.ResumeID) // "last", an id or its start
 		if err != nil {
@@ -275,7 +274,6 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		cached := st.Usage["cached_tokens"]
 		s.usage = provider.Usage{InputTokens: max(0, st.Usage["input_tokens"]-cached), CacheReadTokens: cached,
 			CacheWriteTokens: st.Usage["cache_write_tokens"], OutputTokens: st.Usage["output_tokens"]}
-		dangling = ranResults(opts.Store.LogPath(st.ID)) // answered once prompts/ is loaded
 	} else if opts.Dry {
 		s.ID = "dry"
 	} else {
@@ -375,12 +373,13 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		return nil, err
 	}
 	if s.state != nil {
-		closeDanglingWith(&s.messages, dangling, danglingAnswers{
-			ran: func(out string) string {
-				return s.say(ctx, "interrupted-call-result", defaultDangling.ran(out), scheme.NewString(out))
-			},
-			notRun: s.say(ctx, "interrupted-call-not-run", defaultDangling.notRun),
-		})
+		// The calls the interrupted run left unanswered, from its log
+		// (console.go), once prompts/ is loaded; a state rebuilt from the
+		// log is said at run.start.
+		s.closeInterrupted(ctx)
+		if s.state.Rebuilt != "" {
+			s.seamNotes = append(s.seamNotes, s.state.Rebuilt)
+		}
 	}
 	// The guard's /tmp rule (an unattended lean run may use /tmp) comes
 	// from the run's options alone, never from Scheme (a project init could
@@ -835,8 +834,8 @@ func (s *Session) Run(ctx context.Context) Outcome {
 		"requests": s.requests, "elapsed_ms": time.Since(s.started).Milliseconds(),
 	}))
 	s.saveState(out.Status, profile)
-	if s.storeErr != nil && out.Status != "failed" {
-		out = Outcome{Status: "failed", Text: s.storeErr.Error(), Err: s.storeErr}
+	if s.storeErr != nil {
+		out = s.storageOutcome() // StorageFailed: the id to resume
 	}
 	return out
 }
