@@ -202,14 +202,16 @@ Done.
 	Main([]string{"run", "--judge", "--json", "--script", judged, "-C", proj, "go"}, strings.NewReader(""), &jout, &stderr, getenv)
 	check(jout.String())
 	stdout.WriteString(jout.String())
-	// A run that compacts, for model.aside and compaction: a window so
+	// A run that compacts, for model.aside and compaction: results long
+	// enough that a summary is smaller than them (a summary that is not is
+	// refused), and a window so
 	// small that the first turns are over it, and one message kept.
 	cfgDir := filepath.Join(home, ".config", "nodwyn")
 	os.MkdirAll(cfgDir, 0o755)
 	os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte("[provider]\ncontext_window = 1000\n"), 0o644)
 	os.WriteFile(filepath.Join(cfgDir, "init.scm"), []byte("(define compact-keep 1)\n"), 0o644)
 	compacted := filepath.Join(dir, "c.script")
-	os.WriteFile(compacted, []byte("> reply\ncall shell-exec {\"command\": \"echo a\"}\n> reply\ncall shell-exec {\"command\": \"echo b\"}\n> reply\n1. Task: echo. 2. Done: a.\n> reply\nDone.\n"), 0o644)
+	os.WriteFile(compacted, []byte("> reply\ncall shell-exec {\"command\": \"seq 1 150\"}\n> reply\ncall shell-exec {\"command\": \"seq 151 300\"}\n> reply\n1. Task: echo. 2. Done: a.\n> reply\nDone.\n"), 0o644)
 	var cout bytes.Buffer
 	Main([]string{"run", "--unattended", "--json", "--script", compacted, "-C", proj, "go"}, strings.NewReader(""), &cout, &stderr, getenv)
 	check(cout.String())
