@@ -292,7 +292,6 @@ func TestDisconnectEndsHandlers(t *testing.T) {
 // server still serving: a client that stops following a run.events does
 // not leave its handler waiting until the run ends.
 func TestAPeerThatGoesEndsItsHandlers(t *testing.T) {
-	t.Skip("needs serveConn to cancel c.ctx before handlers.Wait (server.go); see issue 29's rpc note")
 	path, _, started, ended := waitServer(t)
 	c := dial(t, path, nil)
 	go c.Call(context.Background(), "wait", nil, nil)
@@ -502,4 +501,20 @@ func TestNoHelloInTimeIsClosed(t *testing.T) {
 	if b, err := io.ReadAll(nc); err != nil || len(b) != 0 {
 		t.Errorf("an idle connection past its hello timeout: read %q %v, want the end and nothing said", b, err)
 	}
+}
+
+// Shutdown whose grace runs out ends what is still waiting, as Close does:
+// it stopped accepting first, which must not make the Close it ends with
+// a no-op.
+func TestShutdownEndsWhatOutlivesItsGrace(t *testing.T) {
+	path, s, started, ended := waitServer(t)
+	c := dial(t, path, nil)
+	go c.Call(context.Background(), "wait", nil, nil)
+	await(t, started, "the wait handler never started")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no grace at all
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(ctx) }()
+	await(t, ended, "a handler still waits after Shutdown's grace ran out")
+	await(t, done, "Shutdown did not return")
 }

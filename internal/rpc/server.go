@@ -53,10 +53,13 @@ type Server struct {
 	ln     net.Listener
 	conns  map[*conn]struct{}
 	closed bool
-	wg     sync.WaitGroup // the connections
-	active sync.WaitGroup // the handlers running
-	cancel context.CancelFunc
-	ctx    context.Context
+	// draining: Shutdown stopped accepting and waits for the connections
+	// to end before it closes the rest (Close still runs in full).
+	draining bool
+	wg       sync.WaitGroup // the connections
+	active   sync.WaitGroup // the handlers running
+	cancel   context.CancelFunc
+	ctx      context.Context
 
 	// waiting are the connections that have not said hello yet (when the
 	// server has a Hello) and have not been evicted, oldest first; at most
@@ -186,7 +189,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		c, err := ln.Accept()
 		if err != nil {
 			s.mu.Lock()
-			closed := s.closed
+			closed := s.closed || s.draining
 			s.mu.Unlock()
 			if closed {
 				return nil
@@ -237,7 +240,7 @@ func (s *Server) accept(nc net.Conn) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	c := &conn{nc: nc, peer: peer, ctx: ctx, cancel: cancel}
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.draining {
 		s.mu.Unlock()
 		cancel()
 		nc.Close()
@@ -377,7 +380,9 @@ func (s *Server) serveConn(c *conn) {
 		return 0, nil, nil
 	})
 	var handlers sync.WaitGroup
-	defer handlers.Wait()
+	// Deferred after c.close, so run before it: the peer has gone (or the
+	// server closes), so the handlers' context ends before they are waited.
+	defer func() { c.cancel(); handlers.Wait() }()
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 {
@@ -475,7 +480,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	if ln != nil {
 		s.mu.Lock()
-		s.closed = true
+		s.draining = true // not closed: Close below must still end every context
 		s.mu.Unlock()
 		ln.Close()
 	}

@@ -149,9 +149,9 @@ type SessionNS struct {
 	// process with threads cannot) and the others, then runs the command.
 	nsenter  string
 	listener net.Listener // made in the network namespace by the init
-	stop          chan struct{}
-	done          chan struct{}
-	once          sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+	once     sync.Once
 }
 
 // NewSessionNS makes a session's PID and mount namespaces, and a network
