@@ -18,19 +18,29 @@ import (
 // its git remotes' hosts); any other host is refused with a 403 that says
 // how the person allows it. Every connection is a net.conn event.
 
-// startEgress starts the session's proxy, listening in ns's network
-// namespace, and returns the environment that points commands at it.
-func (s *Session) startEgress(ctx context.Context, ns *sandbox.SessionNS) ([]string, error) {
+// egressStart is the session's proxy, started: the environment that points
+// commands at it, its rules, and notes for the person.
+type egressStart struct {
+	proxy *egress.Proxy
+	env   []string
+	rules []egress.Rule
+	notes []string
+}
+
+// startEgress starts the session's proxy for opts, listening in ns's network
+// namespace; onConn gets each connection's record. It runs while the init
+// chain loads (the folder's git remotes are asked for).
+func startEgress(ctx context.Context, opts Options, ns *sandbox.SessionNS, onConn func(egress.Conn)) (*egressStart, error) {
 	allow := &egress.Allowlist{}
-	defaults, noted := egress.Defaults(ctx, s.opts.Folder, os.Environ())
+	defaults, noted := egress.Defaults(ctx, opts.Folder, os.Environ())
 	if err := allow.Add(defaults...); err != nil {
 		return nil, err
 	}
-	from := s.opts.ConfigSeamAllowFrom
+	from := opts.ConfigSeamAllowFrom
 	if from == "" {
 		from = "your config.toml"
 	}
-	for _, h := range s.opts.ConfigSeam.AllowHosts {
+	for _, h := range opts.ConfigSeam.AllowHosts {
 		if err := egress.CheckPattern(h); err != nil {
 			return nil, fmt.Errorf("%s: [sandbox] allow_hosts: %v", from, err)
 		}
@@ -38,11 +48,11 @@ func (s *Session) startEgress(ctx context.Context, ns *sandbox.SessionNS) ([]str
 			return nil, err
 		}
 	}
-	s.egressRules = allow.Rules()
+	es := &egressStart{rules: allow.Rules()}
 	for _, n := range noted {
-		s.seamNotes = append(s.seamNotes, fmt.Sprintf("%s names %s, which commands may not reach through the proxy: only your own config.toml's [sandbox] allow_hosts adds a host", n.Source, n.Pattern))
+		es.notes = append(es.notes, fmt.Sprintf("%s names %s, which commands may not reach through the proxy: only your own config.toml's [sandbox] allow_hosts adds a host", n.Source, n.Pattern))
 	}
-	p := &egress.Proxy{Decide: allow.Decide, OnConn: s.netConn}
+	p := &egress.Proxy{Decide: allow.Decide, OnConn: onConn}
 	if err := p.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
@@ -55,8 +65,8 @@ func (s *Session) startEgress(ctx context.Context, ns *sandbox.SessionNS) ([]str
 		p.Close()
 		return nil, err
 	}
-	s.egress = p
-	return egress.Env(ln.Addr().String()), nil
+	es.proxy, es.env = p, egress.Env(ln.Addr().String())
+	return es, nil
 }
 
 // netConn logs one connection through the proxy.

@@ -313,19 +313,39 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	fopts := gopts // a copy: gopts gets the rest of the guard's options meanwhile
 	go func() {
 		wc := writeConfinement(opts)
+		// The session's namespaces: their init starts (a process of its
+		// own, some milliseconds) while the floor's trial runs and the
+		// init chain loads.
+		type madeNS struct {
+			ns  *sandbox.SessionNS
+			err error
+		}
+		nsc := make(chan madeNS, 1)
+		if wc != nil && wc.namespaces && !opts.NoKernelFloor {
+			go func() {
+				ns, err := sandbox.NewSessionNS(wc.network)
+				nsc <- madeNS{ns, err}
+			}()
+		} else {
+			nsc <- madeNS{}
+		}
 		f, line, d := makeFloor(fopts, opts.NoKernelFloor, wc)
 		mf := madeFloor{floor: f, line: line, deny: d} // d is the guard's too (gopts.Denylist)
-		if f != nil && wc != nil {
+		made := <-nsc
+		if f == nil || wc == nil {
+			made.ns.Close() // no floor: commands start plainly
+		} else {
 			mf.writes = wc.writesLine
-			// The session's namespaces: made while the init chain
-			// loads, as the floor is.
 			if !wc.namespaces {
 				mf.nsWhy = "[sandbox] namespaces = \"off\" in " + opts.ConfigSeamNamespacesFrom
-			} else if ns, err := sandbox.NewSessionNS(wc.network); err != nil {
+			} else if ns, err := made.ns, made.err; err != nil {
 				mf.nsWhy = err.Error()
 			} else {
 				f.SetNamespaces(ns)
 				mf.ns = ns
+				if ns.Network() {
+					mf.egress, mf.egressErr = startEgress(ctx, opts, ns, s.netConn)
+				}
 			}
 		}
 		if f != nil && mf.ns == nil && f.OthersEnvironReadable() {
@@ -337,17 +357,23 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		}
 		floorc <- mf
 	}()
+	var egressc *egressStart
+	var egressErr error
 	joinFloor := func() {
 		if floorc != nil {
 			mf := <-floorc
 			s.floor, s.floorLine, floorc = mf.floor, mf.line, nil
 			s.ns, s.nsWhy, s.writesLine = mf.ns, mf.nsWhy, mf.writes
+			egressc, egressErr = mf.egress, mf.egressErr
 			gopts.Denylist = mf.deny
 		}
 	}
 	defer func() { // on the error returns too: the goroutine ends before New does
 		joinFloor()
 		if err != nil {
+			if egressc != nil && s.egress == nil {
+				egressc.proxy.Close()
+			}
 			s.ns.Close()
 			s.floor.Close() // the session was closed without it
 		}
@@ -427,12 +453,13 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	popts.Floor = s.floor
 	switch {
 	case s.ns.Network():
-		env, err := s.startEgress(ctx, s.ns)
-		if err != nil {
+		if egressErr != nil {
 			s.Close()
-			return nil, fmt.Errorf("the session's egress proxy: %w", err)
+			return nil, fmt.Errorf("the session's egress proxy: %w", egressErr)
 		}
-		popts.ExtraEnv = append(popts.ExtraEnv, env...)
+		s.egress, s.egressRules = egressc.proxy, egressc.rules
+		s.seamNotes = append(s.seamNotes, egressc.notes...)
+		popts.ExtraEnv = append(popts.ExtraEnv, egressc.env...)
 	case opts.Sandbox:
 	case opts.ConfigSeam.Network == "open":
 		s.netWhy = "[sandbox] network = \"open\" in " + opts.ConfigSeamNetworkFrom
@@ -521,6 +548,9 @@ type madeFloor struct {
 	writes string             // where commands write, when confined
 	ns     *sandbox.SessionNS // the session's namespaces, or nil and why
 	nsWhy  string
+	// egress is the session's proxy where ns has a network namespace
+	egress    *egressStart
+	egressErr error
 }
 
 // initBounds are the init chain's step and memory bounds: the options',
