@@ -149,6 +149,10 @@ type Floor struct {
 	widen    string // how the person widens writable, for the note
 
 	ns *SessionNS // the session's namespaces commands start in (SetNamespaces)
+	// grantAll: every path granted (GrantAll); the denied ones are hidden
+	// by the sandbox-mode mount namespace instead.
+	grantAll bool
+	all      *ruleset // the ruleset that grants everything, made once
 
 	mu     sync.Mutex
 	last   *ruleset // the last build, reused while fresh
@@ -287,6 +291,42 @@ func (f *Floor) ConfineWrites(writable []string, widen string) {
 	f.last = nil
 }
 
+// GrantAll makes the floor grant every path, keeping only what any
+// Landlock domain keeps (no mount or umount, ptrace and /proc/PID/root,
+// cwd and ns scoped to it): for sandbox mode, where the catalogue is
+// hidden by the session's mount namespace (NewSandboxNS) and the machine
+// is the task's. The file tools' own opens (Do) are not in that namespace:
+// the guard's denylist judges them. The next command builds anew.
+func (f *Floor) GrantAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.grantAll = true
+}
+
+// commandRuleset is the ruleset a command starts under: the one that
+// grants everything with GrantAll, else the current build. The caller
+// closes what it gets.
+func (f *Floor) commandRuleset() (*ruleset, error) {
+	f.mu.Lock()
+	if !f.grantAll {
+		f.mu.Unlock()
+		return f.current()
+	}
+	defer f.mu.Unlock()
+	if f.all == nil {
+		rs, err := f.buildNothingDenied()
+		if err != nil {
+			return nil, err
+		}
+		f.all = rs
+	}
+	fd, err := unix.FcntlInt(uintptr(f.all.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the Landlock ruleset: %v", err)
+	}
+	return &ruleset{fd: fd}, nil
+}
+
 // SetNamespaces makes every command the floor starts from now on start in
 // the session's namespaces (nil: nodwyn's own). The file tools' own opens
 // (Do) stay in nodwyn's.
@@ -336,6 +376,8 @@ func (f *Floor) Close() {
 	}
 	f.last.close()
 	f.last = nil
+	f.all.close()
+	f.all = nil
 }
 
 // ABI is the Landlock ABI the floor uses.
@@ -811,7 +853,7 @@ func (f *Floor) start(cmd *exec.Cmd) (*floorStart, error) {
 			}
 		}
 	}
-	rs, err := f.restrictedIn(enter, start)
+	rs, err := f.restrictedIn(enter, start, cmd != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -846,13 +888,18 @@ func (f *Floor) Do(fn func() error) error {
 // and the process's leader, which /proc and ptrace judge, would be in the
 // command's domain (the command could read nodwyn's memory).
 func (f *Floor) restricted(then func() error) (*ruleset, error) {
-	return f.restrictedIn(nil, then)
+	return f.restrictedIn(nil, then, false)
 }
 
 // restrictedIn is restricted with the thread first made to start its
-// children in the session's namespaces by enter (nil: nodwyn's).
-func (f *Floor) restrictedIn(enter, then func() error) (*ruleset, error) {
-	rs, err := f.current()
+// children in the session's namespaces by enter (nil: nodwyn's), and, for
+// a command, under commandRuleset.
+func (f *Floor) restrictedIn(enter, then func() error, command bool) (*ruleset, error) {
+	get := f.current
+	if command {
+		get = f.commandRuleset
+	}
+	rs, err := get()
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -74,11 +75,23 @@ func sessionInitMain() {
 		fmt.Fprintf(os.Stdout, "error: %s: %v\n", what, err)
 		os.Exit(1)
 	}
-	if os.Getpid() != 1 {
+	mountOnly := os.Getenv(sessionInitEnv+"_MOUNT_ONLY") == "1"
+	if os.Getpid() != 1 && !mountOnly {
 		fail("the session's init", errors.New("not the first process of a PID namespace"))
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		fail("making the mounts private", err)
+	}
+	if mountOnly {
+		// Sandbox mode: only nodwyn's own directories hidden; no /proc
+		// of its own (no PID namespace), no network namespace.
+		keep := strings.Split(os.Getenv(sessionInitEnv+"_KEEP"), "\n")
+		if err := hideAll(strings.Split(os.Getenv(sessionInitEnv+"_HIDE"), "\n"), keep); err != nil {
+			fail("hiding the catalogue", err)
+		}
+		fmt.Fprintln(os.Stdout, "ready")
+		os.Stdout.Close()
+		select {} // holds the namespace until nodwyn ends the session
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		fail("mounting the namespace's /proc", err)
@@ -121,6 +134,95 @@ func sessionInitMain() {
 	}
 }
 
+// hideAll hides each path of hide that exists: a directory under an empty
+// read-only tmpfs (the paths of keep inside it bound back), a file under an
+// empty read-only file. Links and what is missing are left.
+func hideAll(hide, keep []string) error {
+	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	var dirs, files []string
+	for _, p := range hide {
+		var st unix.Stat_t
+		if p == "" || unix.Lstat(p, &st) != nil {
+			continue
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			dirs = append(dirs, p)
+		case unix.S_IFREG:
+			files = append(files, p)
+		}
+	}
+	// The empty file the files are hidden under, on a tmpfs of its own
+	// over the first directory (made read-only with it below).
+	var empty string
+	for i, d := range dirs {
+		if err := hideDir(d, keep); err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+		if i == 0 && len(files) > 0 {
+			empty = filepath.Join(d, ".hidden-by-nodwyn")
+			if err := os.WriteFile(empty, nil, 0o444); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range files {
+		if empty == "" {
+			break // no directory to hold the empty file: the floor alone
+		}
+		if err := unix.Mount(empty, f, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if err := unix.Mount("", f, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|flags, ""); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	for _, d := range dirs {
+		if err := unix.Mount("", d, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// hideDir mounts an empty tmpfs over the directory d (read-only once
+// hideAll is done with it), with each path of keep that is inside d bound
+// back where it was (the session's scratch directory under nodwyn's data
+// directory).
+func hideDir(d string, keep []string) error {
+	type kept struct {
+		rel string
+		fd  int
+	}
+	var back []kept
+	for _, k := range keep {
+		rel, err := filepath.Rel(d, k)
+		if k == "" || err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		fd, err := unix.Open(k, unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+		if err != nil {
+			continue // not there: nothing to keep
+		}
+		back = append(back, kept{rel, fd})
+	}
+	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	if err := unix.Mount("tmpfs", d, "tmpfs", flags, "mode=0755,size=64k"); err != nil {
+		return err
+	}
+	for _, k := range back {
+		to := filepath.Join(d, k.rel)
+		if err := os.MkdirAll(to, 0o700); err != nil {
+			return err
+		}
+		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", k.fd), to, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("keeping %s: %w", to, err)
+		}
+		unix.Close(k.fd)
+	}
+	return nil
+}
+
 // loopbackUp brings the namespace's lo up.
 func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
@@ -154,9 +256,35 @@ type SessionNS struct {
 	once     sync.Once
 }
 
+// NewSandboxNS makes the mount namespace of a session in sandbox mode,
+// where the paths of hide that exist — the credential catalogue's, nodwyn's
+// own directories, the credentials directory — are empty and read-only to
+// commands (a directory under a tmpfs, a file under an empty file), the
+// paths of keep under them (the scratch directory) bound back; root only.
+// What commands start there keeps the namespace, and runs on, after the
+// session and nodwyn end (seed 000). With it the floor grants every path
+// (Floor.GrantAll): the home and /tmp above it are the task's to write and
+// read back, and what is hidden is hidden by the mounts, which a command
+// under Landlock can neither undo nor get round (no mount or umount, no
+// other process's /proc/PID/root or ns).
+func NewSandboxNS(hide, keep []string) (*SessionNS, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("hiding nodwyn's own directories in a mount namespace needs root here")
+	}
+	return newSessionNS(false, true, []string{
+		sessionInitEnv + "_MOUNT_ONLY=1",
+		sessionInitEnv + "_HIDE=" + strings.Join(hide, "\n"),
+		sessionInitEnv + "_KEEP=" + strings.Join(keep, "\n"),
+	})
+}
+
 // NewSessionNS makes a session's PID and mount namespaces, and a network
 // namespace holding only loopback when withNet, or says why it cannot here.
 func NewSessionNS(withNet bool) (*SessionNS, error) {
+	return newSessionNS(withNet, false, nil)
+}
+
+func newSessionNS(withNet, mountOnly bool, extraEnv []string) (*SessionNS, error) {
 	var nsenter string
 	if os.Geteuid() != 0 {
 		// A process with threads cannot join a user namespace, so each
@@ -172,7 +300,10 @@ func NewSessionNS(withNet bool) (*SessionNS, error) {
 		return nil, fmt.Errorf("finding nodwyn's own program: %w", err)
 	}
 	flags := uintptr(unix.CLONE_NEWPID | unix.CLONE_NEWNS)
-	env := []string{sessionInitEnv + "=1"}
+	if mountOnly {
+		flags = unix.CLONE_NEWNS
+	}
+	env := append([]string{sessionInitEnv + "=1"}, extraEnv...)
 	if withNet {
 		flags |= unix.CLONE_NEWNET
 		env = append(env, sessionInitEnv+"_NET=1")
@@ -261,7 +392,9 @@ func NewSessionNS(withNet bool) (*SessionNS, error) {
 	open := func(kind string) (int, error) {
 		return unix.Open(fmt.Sprintf("/proc/%d/ns/%s", st.pid, kind), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	}
-	if s.pid, err = open("pid"); err == nil {
+	if mountOnly {
+		s.mnt, err = open("mnt")
+	} else if s.pid, err = open("pid"); err == nil {
 		if s.mnt, err = open("mnt"); err == nil && withNet {
 			s.net, err = open("net")
 		}
@@ -375,8 +508,10 @@ func (s *SessionNS) enter() error {
 	if err := unix.Setns(s.mnt, unix.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("entering the session's mount namespace: %w", err)
 	}
-	if err := unix.Setns(s.pid, unix.CLONE_NEWPID); err != nil {
-		return fmt.Errorf("entering the session's PID namespace: %w", err)
+	if s.pid >= 0 {
+		if err := unix.Setns(s.pid, unix.CLONE_NEWPID); err != nil {
+			return fmt.Errorf("entering the session's PID namespace: %w", err)
+		}
 	}
 	if s.net >= 0 {
 		if err := unix.Setns(s.net, unix.CLONE_NEWNET); err != nil {

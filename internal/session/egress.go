@@ -132,6 +132,9 @@ func (s *Session) confinement() map[string]any {
 	reads, writes := "open: the kernel floor is "+s.floorLine, "open: the kernel floor is "+s.floorLine
 	if s.floor != nil {
 		reads = "nodwyn's credential catalogue is denied to every command (Landlock)"
+		if s.opts.Sandbox && s.ns != nil {
+			reads = "nodwyn's credential catalogue is hidden from every command: empty and read-only in a mount namespace of the session's, which Landlock keeps them from undoing"
+		}
 		if s.writesLine != "" {
 			writes = s.writesLine + " (Landlock); changes to .git/config, .git/hooks and .nodwyn/ are undone after each command"
 		} else {

@@ -332,8 +332,23 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		f, line, d := makeFloor(fopts, opts.NoKernelFloor, wc)
 		mf := madeFloor{floor: f, line: line, deny: d} // d is the guard's too (gopts.Denylist)
 		made := <-nsc
+		if f != nil && opts.Sandbox && opts.ConfigSeam.Namespaces != "off" {
+			// Sandbox mode (issue 27 item 7): the machine is the task's,
+			// the home and /tmp above it included; the catalogue and
+			// nodwyn's own directories are hidden from commands by a
+			// mount namespace (empty, read-only), where root can make one,
+			// and the floor grants the rest.
+			if ns, err := sandbox.NewSandboxNS(d.Dirs, []string{fopts.Scratch}); err != nil {
+				mf.nsWhy = err.Error()
+			} else {
+				f.SetNamespaces(ns)
+				f.GrantAll()
+				mf.ns = ns
+				mf.line += "; the catalogue is hidden from commands by a mount namespace (empty, read-only), and they write anywhere else"
+			}
+		}
 		if f == nil || wc == nil {
-			made.ns.Close() // no floor: commands start plainly
+			made.ns.Close() // no floor, or sandbox mode: none of these
 		} else {
 			mf.writes = wc.writesLine
 			if !wc.namespaces {
@@ -348,7 +363,7 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 				}
 			}
 		}
-		if f != nil && mf.ns == nil && f.OthersEnvironReadable() {
+		if f != nil && (mf.ns == nil || opts.Sandbox) && f.OthersEnvironReadable() {
 			// Landlock scopes ptrace and /proc/PID/cwd, but this kernel
 			// lets a command open another process's environ (Linux
 			// 6.18), and no PID namespace hides them: said, so a person
