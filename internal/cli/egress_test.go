@@ -68,7 +68,8 @@ func TestRunsNetworkGoesThroughTheProxy(t *testing.T) {
 			os.MkdirAll(cfg, 0o755)
 			os.WriteFile(filepath.Join(cfg, "config.toml"), []byte("[sandbox]\nallow_hosts = [\"127.0.0.1\"]\n"), 0o644)
 		}
-		code, out, errOut := nodwyn(homeEnv(home), "", "run", "--unattended", "--yolo", "--json", "--script", sf, "-C", proj, "go")
+		traj := filepath.Join(dir, "traj.json")
+		code, out, errOut := nodwyn(homeEnv(home), "", "run", "--unattended", "--yolo", "--json", "--trajectory", traj, "--script", sf, "-C", proj, "go")
 		if code != 0 {
 			t.Fatalf("allowed=%v: exit %d\n%s", allowed, code, errOut)
 		}
@@ -105,6 +106,27 @@ func TestRunsNetworkGoesThroughTheProxy(t *testing.T) {
 		got := results[1]
 		if len(conns) != 1 || conns[0]["host"] != "127.0.0.1" || conns[0]["allowed"] != allowed {
 			t.Errorf("allowed=%v: net.conn events %v", allowed, conns)
+		}
+		// The trajectory carries the confinement and the connection.
+		tb, _ := os.ReadFile(traj)
+		var tj struct {
+			Extra map[string]any `json:"extra"`
+			Steps []struct {
+				Extra map[string]any `json:"extra"`
+			} `json:"steps"`
+		}
+		json.Unmarshal(tb, &tj)
+		if _, ok := tj.Extra["confinement"]; !ok {
+			t.Errorf("allowed=%v: the trajectory's extra has no confinement", allowed)
+		}
+		found := 0
+		for _, st := range tj.Steps {
+			if c, ok := st.Extra["net_conns"].([]any); ok {
+				found += len(c)
+			}
+		}
+		if found != 1 {
+			t.Errorf("allowed=%v: %d connections in the trajectory's steps, want 1", allowed, found)
 		}
 		if allowed && !strings.Contains(got, "hello-from-the-host") {
 			t.Errorf("an allowed host was not reached through the proxy:\n%s", got)

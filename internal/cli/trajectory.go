@@ -127,6 +127,25 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 			}
 			tw.t.Extra["kernel_floor"] = f
 		}
+		if c, ok := d["confinement"]; ok {
+			if tw.t.Extra == nil {
+				tw.t.Extra = map[string]any{}
+			}
+			tw.t.Extra["confinement"] = c
+		}
+	case "net.conn":
+		// A connection through the session's egress proxy: in the extra
+		// of the agent step whose command made it (the last one so far).
+		for i := len(tw.t.Steps) - 1; i >= 0; i-- {
+			if st := &tw.t.Steps[i]; st.Source == "agent" {
+				if st.Extra == nil {
+					st.Extra = map[string]any{}
+				}
+				conns, _ := st.Extra["net_conns"].([]any)
+				st.Extra["net_conns"] = append(conns, d)
+				break
+			}
+		}
 	case "message":
 		text, _ := d["text"].(string)
 		st := atifStep{Timestamp: ts, Source: "user", Message: text}
