@@ -7,6 +7,10 @@
 ;;; parameters, with their own one-line descriptions, are in the schema the
 ;;; model sees) has an entry in both lists (checked by
 ;;; TestEveryToolHasALeanAndAFullDescription in internal/session).
+;;;
+;;; A tool an init.scm defines with define-tool describes itself: its
+;;; description (one for both styles, or ((lean . "…") (full . "…"))) and
+;;; its parameters' (in the schema), unless these lists name it.
 
 (define lean-tool-descriptions
   '(("shell-exec" . "Run a bash command in the folder; returns its output and exit status.")
@@ -39,11 +43,18 @@
     ("git-diff" . "Show the git diff of the work tree, or of one path.")))
 
 (define (lean-tool-description name)
-  (alist-ref lean-tool-descriptions name name))
+  (described-tool lean-tool-descriptions 'lean name))
 
 (define (full-tool-description name)
-  (let ((base (alist-ref full-tool-descriptions name name)))
+  (let ((base (described-tool full-tool-descriptions 'full name)))
     (cond
      ((not (string=? name "shell-exec")) base)
      ((sandbox?) (string-append base " Whatever the program starts in the background keeps running after it ends."))
      (else (string-append base " Whatever the program starts in the background is stopped when it ends: start servers with shell-start.")))))
+
+;; The description of name in descriptions, else define-tool's in that
+;; style, else the name.
+(define (described-tool descriptions style name)
+  (cond ((assoc name descriptions) => cdr)
+        ((defined-tool name) => (lambda (t) (alist-ref t style name)))
+        (else name)))

@@ -15,11 +15,11 @@
 
 (define (system-prompt) ((profile-ref 'system-prompt lean-system-prompt)))
 
-;; The tools offered, with the profile's descriptions: a list of
-;; (name . description) pairs.
+;; The tools the profile offers (its tools setting: profile-tools), with its
+;; descriptions: a list of (name . description) pairs.
 (define (tool-specs)
   (let ((describe (profile-ref 'tool-description lean-tool-description)))
-    (map (lambda (name) (cons name (describe name))) (tools))))
+    (map (lambda (name) (cons name (describe name))) (profile-tools))))
 
 ;; Run one tool call and give its result to the model. Returns #f, or the
 ;; text the run ends with when the progress guard stops it.

@@ -29,6 +29,11 @@
 ;;;   compact-threshold the fraction of the window (less the room kept for
 ;;;                     the reply) past which the conversation is compacted
 ;;;   compact-keep      how many of the last messages compaction keeps whole
+;;;   tools             the tools the profile offers: a list of names (strings
+;;;                     or symbols), of nodwyn's tools and those define-tool
+;;;                     defines; those offered here are offered, in the order
+;;;                     (tools) lists them. Without it, every tool of (tools).
+;;;                     A name that is no tool is an error at the first turn.
 ;;;
 ;;; (define-profile 'name settings) registers one; the run picks one by
 ;;; --profile, NODWYN_PROFILE, [loop] profile in config.toml, or else
@@ -47,7 +52,8 @@
         (cons 'run 'procedure) (cons 'turn-end 'procedure)
         (cons 'fold-limit 'positive-integer) (cons 'leave-running 'any)
         (cons 'sandbox 'any) (cons 'finish-self-check 'any)
-        (cons 'compact 'any) (cons 'fold-old 'any) (cons 'compact-threshold 'any) (cons 'compact-keep 'positive-integer)))
+        (cons 'compact 'any) (cons 'fold-old 'any) (cons 'compact-threshold 'any) (cons 'compact-keep 'positive-integer)
+        (cons 'tools 'tool-names)))
 
 (define (define-profile-key! key doc)
   (unless (symbol? key)
@@ -84,6 +90,12 @@
         ((and (eq? (cdr kind) 'procedure) (not (procedure? (cdr entry))))
          (error (string-append "define-profile " (symbol->string name) ": "
                                (symbol->string (car entry)) " must be a procedure")
+                (cdr entry)))
+        ((and (eq? (cdr kind) 'tool-names)
+              (not (and (list? (cdr entry))
+                        (every (lambda (n) (or (string? n) (symbol? n))) (cdr entry)))))
+         (error (string-append "define-profile " (symbol->string name) ": "
+                               (symbol->string (car entry)) " must be a list of tool names, as in '(\"fs-read\" \"count-lines\")")
                 (cdr entry)))
         ((and (eq? (cdr kind) 'positive-integer)
               (not (and (exact-integer? (cdr entry)) (positive? (cdr entry)))))
@@ -167,3 +179,24 @@
 (define (profile-ref key . default)
   (let ((hit (assq key (current-profile))))
     (if hit (cdr hit) (if (null? default) #f (car default)))))
+
+;; The tools the current profile offers: its tools setting's names that
+;; (tools) lists, in that order, or all of (tools). A name that is no tool
+;; nodwyn knows (a typo) is an error naming the profile and the tools.
+(define (profile-tools)
+  (let ((chosen (profile-ref 'tools #f)))
+    (if (not chosen)
+        (tools)
+        (let ((names (map (lambda (n) (if (symbol? n) (symbol->string n) n)) chosen))
+              (known (known-tools)))
+          (for-each
+           (lambda (n)
+             (unless (member n known)
+               (error (string-append "profile " (symbol->string (current-profile-name))
+                                     ": its tools setting names " n ", which is no tool"
+                                     (let ((near (nearest-name n known)))
+                                       (if near (string-append "; did you mean " near "?") ""))
+                                     " (the tools are " (string-join known ", ")
+                                     "; define one with define-tool in an init.scm)"))))
+           names)
+          (filter (lambda (n) (member n names)) (tools))))))

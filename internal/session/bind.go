@@ -73,16 +73,24 @@ func (s *Session) bind() {
 			return scheme.Void, in.LoadFile(s.ctx(), path)
 		})
 
-	reg("tools", 0, 0, "(tools) lists the names of the tools offered in this folder.", func([]scheme.Value) (scheme.Value, error) {
+	reg("tools", 0, 0, "(tools) lists the names of the tools offered in this folder: nodwyn's own, then those define-tool defined.", func([]scheme.Value) (scheme.Value, error) {
 		if s.tools == nil {
 			return scheme.Nil, nil
 		}
-		var out []scheme.Value
-		for _, n := range s.tools.Names() {
-			out = append(out, scheme.NewString(n))
-		}
-		return scheme.List(out...), nil
+		return strs(s.toolNames()), nil
 	})
+	reg("known-tools", 0, 0, "(known-tools) lists every tool nodwyn knows, offered in this folder or not (git-status outside a git work tree, self-check without a working copy), and those define-tool defined.",
+		func([]scheme.Value) (scheme.Value, error) { return strs(s.knownTools()), nil })
+
+	reg("define-tool", 4, 4, "(define-tool name description params proc) defines a tool the model can call, in an init.scm: description is a string (or ((lean . \"…\") (full . \"…\"))); params a list of (name type \"description\" [role] [required]), type one of string integer number boolean array object, role one of path-read path-write path-search command content pattern none (what the guard judges the argument as, before proc runs); proc a procedure of one argument, the arguments as an alist, returning the result text. proc reaches files and commands only through call-tool.",
+		func(args []scheme.Value) (scheme.Value, error) { return s.defineTool(args) })
+	reg("defined-tool", 1, 1, "(defined-tool name) is the tool define-tool defined under name, as an alist ((name . n) (lean . description) (full . description) (params . (((name . p) (type . t) (description . d) (role . r) (required . #t/#f)) …)) (defined-at . \"file:line:col\")), or #f.",
+		func(args []scheme.Value) (scheme.Value, error) {
+			if t := s.schemeTool(scheme.DisplayString(args[0])); t != nil {
+				return t.value(), nil
+			}
+			return false, nil
+		})
 
 	reg("sandbox-caps", 0, 0, "(sandbox-caps) is an alist of what the execution seam contains: (mode . \"no_sandbox\"|\"working_copy\") (copy . #t/#f) (kill-on-drop . …) (kernel-floor . …) (network . …) (host-paths . …) (text . \"…\"). Not sandbox mode: see (sandbox?).",
 		func([]scheme.Value) (scheme.Value, error) {
@@ -186,6 +194,9 @@ func (s *Session) bind() {
 		if err := s.notInChecker("add-message!"); err != nil {
 			return nil, err
 		}
+		if err := s.notInSchemeTool("add-message!"); err != nil {
+			return nil, err
+		}
 		role := scheme.DisplayString(args[0])
 		if role != "user" {
 			return nil, scheme.Errorf("add-message!: only 'user messages can be added, not %s", role)
@@ -195,6 +206,9 @@ func (s *Session) bind() {
 	})
 
 	reg("add-tool-result!", 4, 4, "(add-tool-result! id name text error?) answers a tool call in the conversation.", func(args []scheme.Value) (scheme.Value, error) {
+		if err := s.notInSchemeTool("add-tool-result!"); err != nil {
+			return nil, err
+		}
 		s.addToolResult(scheme.DisplayString(args[0]), scheme.DisplayString(args[1]), scheme.DisplayString(args[2]), scheme.IsTrue(args[3]))
 		return scheme.Void, nil
 	})
@@ -231,6 +245,9 @@ func (s *Session) bind() {
 		if err := s.notInChecker("finish!"); err != nil {
 			return nil, err
 		}
+		if err := s.notInSchemeTool("finish!"); err != nil {
+			return nil, err
+		}
 		status := scheme.DisplayString(args[0])
 		if _, ok := args[0].(scheme.Symbol); !ok || (status != "finished" && status != "no-progress") {
 			return nil, scheme.Errorf("finish!: the outcome must be 'finished or 'no-progress, not %s (the others — budget, deadline, interrupted, failed — are the runtime's to record)", scheme.WriteString(args[0]))
@@ -242,6 +259,9 @@ func (s *Session) bind() {
 	reg("model-turn", 2, 3, "(model-turn system tools [options]) sends the conversation to the model with the system prompt and tools, a list of (name . description) ('() for none); options is an alist of (max-tokens . n) (temperature . t) (model . name). Returns the reply as an alist ((text . t) (tool-calls . calls)). On the provider's context-overflow error, (compact-on-overflow!) is called and the request sent once more.",
 		func(args []scheme.Value) (scheme.Value, error) {
 			if err := s.notInChecker("model-turn"); err != nil {
+				return nil, err
+			}
+			if err := s.notInSchemeTool("model-turn"); err != nil {
 				return nil, err
 			}
 			var opts scheme.Value = scheme.Nil
@@ -274,6 +294,9 @@ func (s *Session) bind() {
 			if err := s.notInChecker("fold-message!"); err != nil {
 				return nil, err
 			}
+			if err := s.notInSchemeTool("fold-message!"); err != nil {
+				return nil, err
+			}
 			i, ok := args[0].(int)
 			if !ok || i < 0 || i >= len(s.messages) {
 				return nil, scheme.Errorf("fold-message!: %s is not the index of a message (0 to %d)", scheme.WriteString(args[0]), len(s.messages)-1)
@@ -293,6 +316,9 @@ func (s *Session) bind() {
 	reg("replace-messages!", 3, 3, "(replace-messages! from to summary) replaces the messages [from, to) of the conversation (0-based, as (messages) lists them) with one user message, summary, keeping tool calls and their results together (a range that would split them is an error). The log keeps the whole history; the saved state what the model now sees. Returns ((before . tokens) (after . tokens)).",
 		func(args []scheme.Value) (scheme.Value, error) {
 			if err := s.notInChecker("replace-messages!"); err != nil {
+				return nil, err
+			}
+			if err := s.notInSchemeTool("replace-messages!"); err != nil {
 				return nil, err
 			}
 			from, ok1 := args[0].(int)

@@ -89,7 +89,11 @@ func (s *Session) modelTurn(system, toolList scheme.Value, options scheme.Value)
 			return nil, scheme.WrongType("model-turn", "a (name . description) pair", p)
 		}
 		name := scheme.DisplayString(pr.Car)
-		req.Tools = append(req.Tools, provider.Tool{Name: name, Description: scheme.DisplayString(pr.Cdr), Parameters: s.tools.Schema(name)})
+		params := s.tools.Schema(name)
+		if t := s.schemeTool(name); t != nil {
+			params = t.schema() // define-tool's (schemetool.go)
+		}
+		req.Tools = append(req.Tools, provider.Tool{Name: name, Description: scheme.DisplayString(pr.Cdr), Parameters: params})
 	}
 	// A week untouched is what the sweep takes: a touch a minute is plenty
 	// (each was a path walk and an inode write, every turn).
@@ -266,8 +270,11 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 	s.toolCalls++
 	start := time.Now()
 	req, err := s.request(name, args)
-	id := s.takeCall(name, args)
-	callData := map[string]any{"id": id, "name": name, "n": s.toolCalls}
+	id := ""
+	if !s.inSchemeTool() { // a Scheme tool's own calls are not the model's
+		id = s.takeCall(name, args)
+	}
+	callData := s.within(map[string]any{"id": id, "name": name, "n": s.toolCalls})
 	if err != nil {
 		callData["arguments"] = map[string]any{}
 		callData["raw_arguments"] = s.redact(scheme.DisplayString(args))
@@ -290,9 +297,9 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 	callData["arguments"] = redactArgs(s, req.Args)
 	s.emit("tool.call", callData)
 
-	if !slices.Contains(s.tools.Names(), name) {
-		msg := s.say(ctx, "no-such-tool-message", fmt.Sprintf("there is no tool %q here; the tools are: %s", name, strings.Join(s.tools.Names(), ", ")),
-			scheme.NewString(name), strs(s.tools.Names()))
+	if names := s.toolNames(); !slices.Contains(names, name) {
+		msg := s.say(ctx, "no-such-tool-message", fmt.Sprintf("there is no tool %q here; the tools are: %s", name, strings.Join(names, ", ")),
+			scheme.NewString(name), strs(names))
 		s.emitResult(id, name, true, -1, msg, nil, start)
 		return resultAlist(msg, true, "refuse", "tools", -1), nil
 	}
@@ -304,13 +311,16 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 			Reason: "the guard allows this call; in nodwyn scheme a tool runs only when you confirm it (or with --run-tools)"}
 	}
 	allowed, why := s.decide(ctx, id, req, asked)
-	s.emit("tool.decision", map[string]any{"id": id, "name": name, "decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason, "allowed": allowed, "answer": why})
+	s.emit("tool.decision", s.within(map[string]any{"id": id, "name": name, "decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason, "allowed": allowed, "answer": why}))
 	if !allowed {
 		msg := s.refusalText(ctx, asked, why)
 		s.emitResult(id, name, true, -1, msg, nil, start)
 		return resultAlist(msg, true, d.Verdict.String(), d.Checker, -1), nil
 	}
 
+	if t := s.schemeTool(name); t != nil {
+		return s.runSchemeTool(ctx, t, id, req, d, start) // schemetool.go
+	}
 	created := s.newFiles(name, req.Args)
 	toolStart := time.Now()
 	res, err := s.tools.Run(ctx, name, req.Args)
@@ -322,6 +332,7 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 		}
 		res.Output, res.IsError = fmt.Sprintf("%s failed: %v", name, err), true
 	}
+	s.nestedChanged(res.Changed) // a Scheme tool's call changed them too
 	for _, p := range res.Changed {
 		s.turnChanged[p] = true
 		if created[p] {
@@ -478,10 +489,10 @@ func (s *Session) emitResult(id, name string, isErr bool, exit int, output strin
 	if changed == nil {
 		changed = []string{}
 	}
-	s.emit("tool.result", map[string]any{
+	s.emit("tool.result", s.within(map[string]any{
 		"id": id, "name": name, "error": isErr, "exit": exit, "output": output,
 		"changed": changed, "ms": time.Since(start).Milliseconds(),
-	})
+	}))
 }
 
 // schemeChecker is a project checker written in Scheme.
@@ -605,10 +616,10 @@ func (s *Session) stopped(ctx context.Context, id, name string, res prim.Result,
 	if changed == nil {
 		changed = []string{}
 	}
-	s.emit("tool.result", map[string]any{
+	s.emit("tool.result", s.within(map[string]any{
 		"id": id, "name": name, "error": true, "exit": exit, "output": text,
 		"changed": changed, "ms": time.Since(start).Milliseconds(), "stopped": why.code,
-	})
+	}))
 	if id != "" && !s.answered(id) {
 		s.addToolResult(id, name, text, true)
 	}
