@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -68,6 +69,12 @@ func TestScripts(t *testing.T) {
 			e.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 			e.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
 			e.Setenv("TMPDIR", filepath.Join(e.WorkDir, "tmp"))
+			// A script that builds a helper with go shares the build
+			// cache of the go test that runs it (not a fresh one in the
+			// script's home, which would compile the standard library).
+			if c := goCache(); c != "" {
+				e.Setenv("GOCACHE", c)
+			}
 			e.Setenv("NODWYN_PROFILE", "")
 			// A binary built with -race sleeps a second before it exits
 			// (the race detector's atexit_sleep_ms): the scripts start
@@ -258,3 +265,17 @@ func jsonFile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s = %q, want %q", args[1], got, want)
 	}
 }
+
+var goCacheOnce = sync.OnceValue(func() string {
+	if c := os.Getenv("GOCACHE"); c != "" {
+		return c
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+})
+
+// goCache is the build cache of the go that runs the tests, or "".
+func goCache() string { return goCacheOnce() }
