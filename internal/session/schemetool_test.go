@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nodwyn/nodwyn/internal/provider"
 )
@@ -182,6 +183,8 @@ func TestASchemeToolsErrorsAreResults(t *testing.T) {
   (lambda (args) (finish! 'finished "the tool ended the run") "ended"))
 (define-tool "shape" "Returns a list." '((n integer "how many" required))
   (lambda (args) (list 'n (alist-ref args 'n))))
+(define-tool "late" "Defines a tool late." '()
+  (lambda (args) (define-tool "later" "Too late." '() (lambda (a) "")) "defined"))
 `)
 	r := runSession(t, opts, `
 > reply
@@ -195,10 +198,12 @@ call quit {}
 > reply
 call shape {"n": "7"}
 > reply
+call late {}
+> reply
 done
 `)
 	reqs := r.model.Requests()
-	if r.out.Status != "finished" || len(reqs) != 6 || r.out.Text != "done" {
+	if r.out.Status != "finished" || len(reqs) != 7 || r.out.Text != "done" {
 		t.Fatalf("status %q, %d requests: %s", r.out.Status, len(reqs), r.out.Text)
 	}
 	for k, want := range []string{"boom failed: ", "refused (PathDenylist)", "add-message!: not allowed inside a Scheme tool (talk", "finish!: not allowed inside a Scheme tool (quit"} {
@@ -212,6 +217,12 @@ done
 	}
 	if res := lastMessage(reqs[5]); res.IsError || res.Content != "(n 7)" {
 		t.Errorf("a list is displayed: %q (error %v)", res.Content, res.IsError)
+	}
+	if res := lastMessage(reqs[6]); !res.IsError || !strings.Contains(res.Content, "define-tool later: tools are defined while the init chain loads") {
+		t.Errorf("a tool defined during the run: %q (error %v)", res.Content, res.IsError)
+	}
+	if slices.ContainsFunc(reqs[6].Tools, func(tl provider.Tool) bool { return tl.Name == "later" }) {
+		t.Errorf("a tool defined during the run is offered")
 	}
 	if _, saw := modelSaw(reqs, canary, "injected by a tool"); saw {
 		t.Errorf("the model saw the key or the tool's message")
@@ -355,4 +366,41 @@ done
 	if _, err := os.Stat(filepath.Join(opts.Folder, "ran-1")); err == nil {
 		t.Errorf("the project's procedure ran")
 	}
+}
+
+// A tool's procedure runs under the run's context: one that never returns
+// ends with the run at its deadline (answered as stopped), and the calls it
+// makes count against the tool-call budget.
+func TestASchemeToolRunsUnderTheRunsBounds(t *testing.T) {
+	t.Run("deadline", func(t *testing.T) {
+		opts := baseOpts(t)
+		opts.Timeout = 2 * time.Second
+		writeInit(t, &opts, `(define-tool "spin" "Never ends." '() (lambda (args) (let loop () (loop))))`)
+		r := runSession(t, opts, "> reply\ncall spin {}\n> reply\ndone\n")
+		if r.out.Status != "deadline" {
+			t.Fatalf("outcome %q: %s", r.out.Status, r.out.Text)
+		}
+		res := r.eventsOf("tool.result")
+		if len(res) != 1 || res[0]["name"] != "spin" || res[0]["stopped"] != "deadline" {
+			t.Errorf("spin's result: %v", res)
+		}
+	})
+	t.Run("budget", func(t *testing.T) {
+		opts := baseOpts(t)
+		opts.MaxToolCalls = 3
+		writeFile(t, filepath.Join(opts.Folder, "a.txt"), "a\n")
+		writeInit(t, &opts, `
+(define-tool "read-many" "Reads a file again and again." '()
+  (lambda (args)
+    (let loop ((n 0))
+      (call-tool "fs-read" '((path . "a.txt")))
+      (loop (+ n 1)))))`)
+		r := runSession(t, opts, "> reply\ncall read-many {}\n> reply\ndone\n")
+		if r.out.Status != "budget" {
+			t.Fatalf("outcome %q: %s", r.out.Status, r.out.Text)
+		}
+		if n := len(r.eventsOf("tool.call")); n != 3 {
+			t.Errorf("%d tool calls; the budget is 3, read-many's included", n)
+		}
+	})
 }
