@@ -191,6 +191,9 @@ func (tw *trajectoryWriter) event(ev store.Event) {
 		tw.t.FinalMetrics.TotalCachedTokens += int(cached)
 		tw.add(st)
 	case "tool.result":
+		if _, nested := d["within"]; nested {
+			return // a Scheme tool's own call: the model saw only the tool's result
+		}
 		out, _ := d["output"].(string)
 		id, _ := d["id"].(string)
 		if i := slices.Index(tw.pending, id); i >= 0 {
