@@ -4,7 +4,7 @@ STATICCHECK_VERSION ?= v0.8.2
 BIN       := bin
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test test-short check fmt vet lint tidy-check bench demo tools clean
+.PHONY: all build test test-short test-slow check fmt vet lint tidy-check bench demo tools clean
 
 all: build
 
@@ -41,6 +41,14 @@ test:
 
 test-short:
 	$(GO) test -count=1 ./...
+
+# The for-real suites that take tens of seconds each (the floor against the
+# exfiltration corpus, toolchains and tracing under it, go test in a fresh
+# home under write confinement): make test skips them, saying so; .ci/run
+# runs them after make test.
+SLOW_TESTS = TestFloorHoldsTheExfiltrationCorpusForReal|TestFloorDeniesWhatTheLineNeverNames|TestFloorLetsToolchainsWork|TestFloorKeepsACommandFromTracingNodwyn|TestConfinedWritesKeepOrdinaryWorkInAFreshHome
+test-slow:
+	NODWYN_SLOW_TESTS=1 CGO_ENABLED=1 GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -run '^($(SLOW_TESTS))$$' ./internal/sandbox/ ./internal/session/
 
 fmt:
 	@out=$$(gofmt -s -l $$(git ls-files '*.go')); \

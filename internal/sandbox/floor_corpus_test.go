@@ -21,6 +21,7 @@ import (
 // the same run must leak through some lines, or the test would show
 // nothing.
 func TestFloorHoldsTheExfiltrationCorpusForReal(t *testing.T) {
+	slowTest(t)
 	needFloor(t)
 	if testing.Short() {
 		t.Skip("runs every line of the corpus (-short)")

@@ -132,6 +132,7 @@ func (h *canaryHome) leaked(t *testing.T, o Output) bool {
 
 // Each attack reads a canary with the floor off and none with it on.
 func TestFloorDeniesWhatTheLineNeverNames(t *testing.T) {
+	slowTest(t)
 	needFloor(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("needs python3")
@@ -428,6 +429,7 @@ func BenchmarkFloorBuild(b *testing.B) {
 // command that makes ~/.cache itself meets the limit TestFloorLimitsAreSaid
 // pins, and the next one goes through.
 func TestFloorLetsToolchainsWork(t *testing.T) {
+	slowTest(t)
 	needFloor(t)
 	h := newCanaryHome(t)
 	for _, d := range []string{".cache", ".local/lib", ".local/bin", "go"} {
@@ -715,6 +717,7 @@ func othersChanged(home string, before, after map[string]stamp, from time.Time) 
 // a command's domain, TestMain shows (it fails without the check; this test
 // does not, since the scheduler rarely places the start there).
 func TestFloorKeepsACommandFromTracingNodwyn(t *testing.T) {
+	slowTest(t)
 	needFloor(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("needs python3")
