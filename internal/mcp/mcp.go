@@ -9,13 +9,14 @@
 // cgroup); which tools are offered, with what description, and whether a
 // call may run (the guard, helped by Tool.Roles).
 //
-// What it promises: Start returns within Options.InitTimeout (plus the
-// time to stop what did not answer), whatever the servers do; a server
-// that does not answer its initialize in time is reported in Status and
-// left out. A call ends when its context does, at Options.CallTimeout, or
-// when its server dies, with an error, never a hang. Close stops every
-// server, and returns once no process a stdio server started in its
-// process group is left.
+// What it promises: Start returns within Options.InitTimeout, whatever
+// the servers do; a server that does not answer its initialize in time is
+// reported in Status, left out and stopped in the background. A call ends
+// when its context does, at its timeout, or when its server dies or
+// cannot be reached, with a *CallError, never a hang. Close stops every
+// server and returns once no process of a stdio server's process group is
+// left (nodwyn's cgroup or subreaper is the backstop for one that left its
+// group).
 package mcp
 
 import (
@@ -32,6 +33,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -170,6 +172,7 @@ type Manager struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	bg        sync.WaitGroup // stops of servers that failed to start
+	http      *http.Client   // a URL server's, shared: Options.HTTPClient or one of the manager's own
 }
 
 // conn is one server's connection.
@@ -190,7 +193,12 @@ type conn struct {
 // start, a server that does not answer: each is a failed Status, never an
 // error, and the others go on.
 func Start(ctx context.Context, servers []Server, opts Options) *Manager {
-	m := &Manager{opts: opts, tools: map[string]*Tool{}, closing: make(chan struct{})}
+	m := &Manager{opts: opts, tools: map[string]*Tool{}, closing: make(chan struct{}), http: opts.HTTPClient}
+	if m.http == nil {
+		// Its own connections, closed at Close, rather than the process's
+		// shared pool.
+		m.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
 	seen := map[string]bool{}
 	var wg sync.WaitGroup
 	for _, s := range servers {
@@ -277,7 +285,7 @@ func (m *Manager) initialize(ctx context.Context, c *conn) error {
 		c.mu.Unlock()
 		transport = &sdk.StreamableClientTransport{
 			Endpoint:   c.decl.URL,
-			HTTPClient: httpClient(m.opts.HTTPClient, c.decl.Headers, kill),
+			HTTPClient: httpClient(m.http, c.decl.Headers, kill),
 			MaxRetries: -1, // a broken stream is the server gone; nothing retries behind the call's back
 		}
 	} else {
@@ -458,6 +466,10 @@ func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage) (
 	if len(strings.TrimSpace(string(args))) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return Result{}, &CallError{name, fmt.Errorf("the arguments are not a JSON object: %v", err)}
+	}
 	timeout := or(c.decl.CallTimeout, or(m.opts.CallTimeout, 5*time.Minute))
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("no answer within %v (the call was cancelled)", timeout))
 	defer cancel()
@@ -480,13 +492,16 @@ func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage) (
 	switch {
 	case errors.Is(cause, ErrClosed):
 		err = ErrClosed
+	case errors.As(err, new(*jsonrpc.Error)):
+		// The server answered with an error: it is there.
+		err = fmt.Errorf("mcp server %q answered: %v", t.Server, err)
 	case proc != nil && (errors.Is(cause, errExited) || cause == nil && exitedWithin(proc, time.Second)):
 		err = fmt.Errorf("mcp server %q %v", t.Server, proc.exitError())
 		m.markExited(c, err)
 	case cause != nil:
 		err = cause
-	case errors.Is(err, sdk.ErrConnectionClosed) || proc == nil && isBroken(err):
-		err = fmt.Errorf("mcp server %q: the connection broke: %v", t.Server, err)
+	case errors.Is(err, sdk.ErrConnectionClosed) || proc == nil && !answersPing(cs):
+		err = fmt.Errorf("mcp server %q cannot be reached: %v", t.Server, err)
 		m.markExited(c, err)
 	default:
 		err = fmt.Errorf("mcp server %q: %v", t.Server, err)
@@ -507,9 +522,12 @@ func exitedWithin(p *process, d time.Duration) bool {
 	}
 }
 
-func isBroken(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "connection refused") || strings.Contains(s, "EOF") || strings.Contains(s, "broken pipe")
+// answersPing reports whether the server answers a ping within a second:
+// whether an HTTP server whose call failed is still there.
+func answersPing(cs *sdk.ClientSession) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return cs.Ping(ctx, nil) == nil
 }
 
 // watch calls f when ch closes, until the returned stop is called.
@@ -565,6 +583,9 @@ func (m *Manager) Close() error {
 		}
 		wg.Wait()
 		m.bg.Wait()
+		if m.opts.HTTPClient == nil {
+			m.http.CloseIdleConnections()
+		}
 	})
 	return nil
 }
@@ -600,13 +621,11 @@ func (m *Manager) teardown(cs *sdk.ClientSession, proc *process, kill context.Ca
 	}
 }
 
-// httpClient is base (or a client of its own) adding headers to each
-// request, whose requests end when kill does.
+// httpClient is base adding headers to each request, whose requests end
+// when kill does.
 func httpClient(base *http.Client, headers map[string]string, kill context.Context) *http.Client {
-	c := &http.Client{}
-	if base != nil {
-		*c = *base
-	}
+	c := new(http.Client)
+	*c = *base
 	rt := c.Transport
 	if rt == nil {
 		rt = http.DefaultTransport

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // serverBin is testdata/mcpserver built once for the package's tests.
@@ -103,10 +105,13 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// startHTTPServer runs testdata/mcpserver -http and returns its URL.
-func startHTTPServer(t *testing.T, args ...string) string {
+// startHTTPServer runs testdata/mcpserver -http and returns its URL, its
+// process and its stderr.
+func startHTTPServer(t *testing.T, args ...string) (string, *exec.Cmd, *tailBuf) {
 	t.Helper()
 	cmd := exec.Command(serverBin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
+	stderr := &tailBuf{max: 4096}
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -128,10 +133,10 @@ func startHTTPServer(t *testing.T, args ...string) string {
 		if !strings.HasPrefix(u, "http://127.0.0.1:") {
 			t.Fatalf("mcpserver -http said %q", u)
 		}
-		return u
+		return u, cmd, stderr
 	case <-time.After(generous):
 		t.Fatal("mcpserver -http did not say its URL")
-		return ""
+		return "", nil, nil
 	}
 }
 
@@ -167,7 +172,15 @@ func TestStdioServer(t *testing.T) {
 	if r := call(t, m, "t__mixed", `{}`); r.Text != wantMixed {
 		t.Errorf("mixed:\n%s\nwant\n%s", r.Text, wantMixed)
 	}
-	_, err := m.Call(context.Background(), "t__nope", nil)
+	// Arguments the tool refuses: the server's answer, and it stays.
+	_, err := m.Call(context.Background(), "t__echo", json.RawMessage(`{"text":5}`))
+	if err == nil || !strings.Contains(err.Error(), `mcp server "t" answered`) || status(t, m, "t").State != StateReady {
+		t.Errorf("bad arguments: %v, %+v", err, status(t, m, "t"))
+	}
+	if _, err := m.Call(context.Background(), "t__echo", json.RawMessage(`["x"]`)); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
+		t.Errorf("arguments not an object: %v", err)
+	}
+	_, err = m.Call(context.Background(), "t__nope", nil)
 	var ce *CallError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "no such MCP tool") {
 		t.Errorf("unknown tool: %v", err)
@@ -248,7 +261,8 @@ func TestBadDeclarations(t *testing.T) {
 }
 
 func TestHTTPServer(t *testing.T) {
-	url := startHTTPServer(t, "-require-header", "Authorization: Bearer sesame")
+	url, _, _ := startHTTPServer(t, "-require-header", "Authorization: Bearer sesame")
+	leaks := goleak.IgnoreCurrent()
 	m := startManager(t, []Server{
 		{Name: "web", URL: url, Headers: map[string]string{"Authorization": "Bearer sesame"}},
 		{Name: "nokey", URL: url},
@@ -273,6 +287,8 @@ func TestHTTPServer(t *testing.T) {
 	if r := call(t, m, "web__echo", `{"text":"still here"}`); r.Text != "still here" {
 		t.Errorf("echo after slow: %+v", r)
 	}
+	m.Close()
+	goleak.VerifyNone(t, leaks)
 }
 
 // A server that never answers initialize is left out at the bound, the
@@ -286,6 +302,7 @@ func TestNeverAnswersInitialize(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	defer hung.Close()
+	leaks := goleak.IgnoreCurrent()
 	opts := fastOpts()
 	opts.InitTimeout = 500 * time.Millisecond
 	m := startManager(t, []Server{
@@ -310,6 +327,8 @@ func TestNeverAnswersInitialize(t *testing.T) {
 	if _, err := m.Call(context.Background(), "silent__echo", nil); err == nil {
 		t.Error("a call to a left-out server's tool succeeded")
 	}
+	m.Close()
+	goleak.VerifyNone(t, leaks)
 }
 
 // A call ends when its context does, or at its timeout, and the server
@@ -381,6 +400,19 @@ func TestServerDiesMidCall(t *testing.T) {
 	if _, err := m.Call(context.Background(), "t__echo", json.RawMessage(`{"text":"x"}`)); err == nil || !strings.Contains(err.Error(), "exited") {
 		t.Errorf("call after the crash: %v", err)
 	}
+	// The child it left holding its stdout goes at Close.
+	var child int
+	i := strings.Index(st.Stderr, "child ")
+	if i < 0 {
+		t.Fatalf("no child in %q", st.Stderr)
+	}
+	if _, err := fmt.Sscanf(st.Stderr[i:], "child %d", &child); err != nil || !alive(child) {
+		t.Fatalf("no live child in %q (%v)", st.Stderr, err)
+	}
+	m.Close()
+	if alive(child) {
+		t.Errorf("the crashed server's child %d outlived Close", child)
+	}
 }
 
 // The same, killed from outside (SIGKILL) while a call waits.
@@ -409,6 +441,7 @@ func TestServerKilledMidCall(t *testing.T) {
 // Close ends the calls in flight, and no process a server started is
 // left: the server, and the child it started in the background.
 func TestCloseStopsEverything(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	m := Start(context.Background(), []Server{{Name: "t", Command: serverBin}, {Name: "u", Command: serverBin}}, fastOpts())
 	child, err := strconv.Atoi(call(t, m, "t__spawn", "").Text)
 	if err != nil {
@@ -484,5 +517,36 @@ func TestServerEverything(t *testing.T) {
 	m.Close()
 	if alive(pid) {
 		t.Errorf("npx (pid %d) outlived Close", pid)
+	}
+}
+
+// An HTTP server killed while a call waits: the call fails, not hangs.
+func TestHTTPServerKilledMidCall(t *testing.T) {
+	url, cmd, stderr := startHTTPServer(t)
+	m := startManager(t, []Server{{Name: "web", URL: url}}, fastOpts())
+	if st := status(t, m, "web"); st.State != StateReady {
+		t.Fatalf("%+v", st)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := m.Call(context.Background(), "web__slow", nil)
+		errc <- err
+	}()
+	waitUntil(t, "the slow call to start", func() bool { return strings.Contains(stderr.Tail(), "slow call started") })
+	cmd.Process.Kill()
+	select {
+	case err := <-errc:
+		var ce *CallError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), `mcp server "web" cannot be reached`) {
+			t.Errorf("killed: %v", err)
+		}
+		if st := status(t, m, "web"); st.State != StateExited {
+			t.Errorf("status after the kill: %+v", st)
+		}
+	case <-time.After(generous):
+		t.Fatal("a call to a killed HTTP server did not return")
+	}
+	if _, err := m.Call(context.Background(), "web__echo", json.RawMessage(`{"text":"x"}`)); err == nil {
+		t.Error("a call to a killed HTTP server succeeded")
 	}
 }

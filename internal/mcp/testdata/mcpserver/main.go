@@ -4,7 +4,7 @@
 //
 //	echo {text}       answers the text
 //	slow {}           answers when the call is cancelled, not before (says so on stderr)
-//	crash {}          exits (status 3) in the middle of the call
+//	crash {}          exits (status 3) in the middle of the call, leaving a child holding its stdout
 //	fail {}           answers with isError set
 //	mixed {}          answers text, an image, a resource link and an embedded resource
 //	getenv {name}     answers the variable's value, or (unset)
@@ -123,6 +123,15 @@ func newServer(ntools int) *sdk.Server {
 		})
 	s.AddTool(&sdk.Tool{Name: "crash", Description: "Exit in the middle of the call.", InputSchema: empty},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			// It leaves a child holding its stdout, as a shell wrapper's
+			// server can: the pipe does not end with the server.
+			if self, err := os.Executable(); err == nil {
+				child := exec.Command(self, "-sleep")
+				child.Stdout = os.Stdout
+				if child.Start() == nil {
+					fmt.Fprintf(os.Stderr, "mcpserver: child %d\n", child.Process.Pid)
+				}
+			}
 			fmt.Fprintln(os.Stderr, "mcpserver: crashing as asked")
 			os.Exit(3)
 			return nil, nil
