@@ -471,7 +471,7 @@ func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage) (
 		return Result{}, &CallError{name, fmt.Errorf("the arguments are not a JSON object: %v", err)}
 	}
 	timeout := or(c.decl.CallTimeout, or(m.opts.CallTimeout, 5*time.Minute))
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("no answer within %v (the call was cancelled)", timeout))
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("no answer within %v (the call was cancelled): %w", timeout, context.DeadlineExceeded))
 	defer cancel()
 	closing, cancelClosing := context.WithCancelCause(ctx)
 	defer cancelClosing(nil)
@@ -483,7 +483,7 @@ func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage) (
 		defer stopExit()
 	}
 
-	res, err := cs.CallTool(closing, &sdk.CallToolParams{Name: t.Remote, Arguments: args})
+	res, err := callTool(closing, cs, &sdk.CallToolParams{Name: t.Remote, Arguments: args})
 	if err == nil {
 		return resultText(res), nil
 	}
@@ -492,8 +492,7 @@ func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage) (
 	switch {
 	case errors.Is(cause, ErrClosed):
 		err = ErrClosed
-	case errors.As(err, new(*jsonrpc.Error)):
-		// The server answered with an error: it is there.
+	case answered(err):
 		err = fmt.Errorf("mcp server %q answered: %v", t.Server, err)
 	case proc != nil && (errors.Is(cause, errExited) || cause == nil && exitedWithin(proc, time.Second)):
 		err = fmt.Errorf("mcp server %q %v", t.Server, proc.exitError())
@@ -510,6 +509,48 @@ func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage) (
 }
 
 var errExited = errors.New("the server exited")
+
+// answered reports whether err is the server's JSON-RPC error answer (it
+// is there), rather than one the SDK makes of a connection that failed:
+// "unknown", "client/server is closing", "rejected by transport".
+func answered(err error) bool {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		return false
+	}
+	switch we.Code {
+	case -32001, -32003, -32004, -32005:
+		return false
+	}
+	return true
+}
+
+// callTool is cs.CallTool, which returns when ctx ends, except while it
+// writes to a stdio server that has stopped reading its stdin (a pipe's
+// write does not heed a context): then callTool returns a second after ctx
+// ends and leaves the write to end at Close, which closes the pipe.
+func callTool(ctx context.Context, cs *sdk.ClientSession, p *sdk.CallToolParams) (*sdk.CallToolResult, error) {
+	type answer struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, p)
+		ch <- answer{res, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.res, a.err
+	case <-ctx.Done():
+	}
+	select {
+	case a := <-ch:
+		return a.res, a.err
+	case <-time.After(time.Second):
+		return nil, context.Cause(ctx)
+	}
+}
 
 // exitedWithin reports whether p exits within d: a pipe that broke is
 // usually its process ending, which Wait reports a moment later.
