@@ -29,6 +29,8 @@ var allowedImports = map[string][]string{
 	"internal/termtext": {},
 	// The session's egress proxy and its allowlist: the standard library.
 	"internal/egress": {},
+	// The MCP client: the go-sdk.
+	"internal/mcp": {"github.com/modelcontextprotocol/go-sdk/*"},
 	// The system keychain (go-keyring; godbus only to read its errors), and
 	// the tests' private Secret Service.
 	"internal/keychain":              {"github.com/zalando/go-keyring", "github.com/godbus/dbus/v5"},
@@ -66,6 +68,7 @@ var neverReaches = map[string][]string{
 	"internal/prim":     {"scheme", "internal/session", "internal/guard", "internal/cli"},
 	"internal/sandbox":  {"scheme", "internal/session", "internal/guard", "internal/prim"},
 	"internal/egress":   {"scheme", "internal/session", "internal/guard", "internal/prim"},
+	"internal/mcp":      {"scheme", "internal/session", "internal/guard", "internal/prim"},
 	"internal/provider": {"scheme", "internal/session", "internal/guard", "internal/prim"},
 	"internal/store":    {"scheme", "internal/session"},
 	"internal/rpc":      {"scheme", "internal/session", "internal/guard", "internal/prim"},
