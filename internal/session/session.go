@@ -225,7 +225,6 @@ type Session struct {
 	emitMu      sync.Mutex         // emit, one at a time
 	ns          *sandbox.SessionNS // the session's namespaces (nil: none, nsWhy says why)
 	nsWhy       string
-	writes      string
 	egress      *egress.Proxy // the session's proxy (nil: none; netWhy says why where it matters)
 	netWhy      string
 	egressRules []egress.Rule
@@ -1038,25 +1037,6 @@ func (s *Session) storageFailed(err error) {
 	if s.cancel != nil {
 		s.cancel(s.storeErr)
 	}
-}
-
-// ranResults reads, from the log at path, the tool.result events after its
-// last model.reply: the calls of that reply that ran before a crash.
-func ranResults(path string) []store.Event {
-	evs, _, err := store.ReadLogSkipping(path)
-	if err != nil {
-		return nil
-	}
-	var ran []store.Event
-	for _, ev := range evs {
-		switch ev.Type {
-		case "model.reply":
-			ran = ran[:0]
-		case "tool.result":
-			ran = append(ran, ev)
-		}
-	}
-	return ran
 }
 
 // danglingAnswers are what closeDanglingWith answers with: a call that ran
