@@ -55,6 +55,14 @@ func TestScripts(t *testing.T) {
 			case "landlock": // the kernel floor can be on here
 				_, err := sandbox.LandlockABI()
 				return err == nil, nil
+			case "sessionns": // a session's PID, mount and network namespaces can be had here
+				ns, err := sandbox.NewSessionNS(true)
+				ns.Close()
+				return err == nil, nil
+			case "sandboxns": // sandbox mode's mount namespace can be had here (root)
+				ns, err := sandbox.NewSandboxNS(nil, nil)
+				ns.Close()
+				return err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
