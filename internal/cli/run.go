@@ -609,7 +609,10 @@ func (r *RunCmd) resumedProvider(pc *provider.Config) {
 	if s.Model != "" {
 		pc.Model = s.Model
 	}
-	if s.BaseURL != "" {
+	// The saved endpoint has no user:password (store.EndpointWithoutSecret):
+	// the same endpoint given again with them (flag, environment, config)
+	// is kept.
+	if s.BaseURL != "" && store.EndpointWithoutSecret(pc.BaseURL) != s.BaseURL {
 		pc.BaseURL = s.BaseURL
 	}
 	if s.API != "" {

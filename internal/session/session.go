@@ -1010,7 +1010,7 @@ func (s *Session) saveState(status, profile string) {
 	if s.opts.ResumeID == "" || st.Instruction == "" {
 		st.Instruction = s.opts.Instruction
 	}
-	st.Provider, st.Model, st.BaseURL, st.API = s.opts.Provider, s.opts.ModelName, s.opts.BaseURL, s.opts.API
+	st.Provider, st.Model, st.BaseURL, st.API = s.opts.Provider, s.opts.ModelName, store.EndpointWithoutSecret(s.opts.BaseURL), s.opts.API
 	st.Sandbox, st.Unattended, st.Yolo = s.opts.Sandbox, s.opts.Unattended, s.opts.Yolo
 	st.Updated, st.Status = time.Now(), status
 	st.Messages, st.ToolCalls = msgs, s.toolCalls

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,7 +23,7 @@ type SessionState struct {
 	Profile     string `json:"profile,omitempty"`
 	Provider    string `json:"provider,omitempty"`
 	Model       string `json:"model,omitempty"`
-	BaseURL     string `json:"base_url,omitempty"` // the provider's endpoint as the run chose it ("" = the provider's own)
+	BaseURL     string `json:"base_url,omitempty"` // the provider's endpoint as the run chose it ("" = the provider's own), without a user:password (EndpointWithoutSecret)
 	API         string `json:"api,omitempty"`      // the openai provider's API: "responses", or "" for Chat Completions
 
 	Sandbox    bool `json:"sandbox,omitempty"`
@@ -386,4 +387,17 @@ func (s *Store) ResolveID(ref string) (string, error) {
 		match = append(match[:5], "…")
 	}
 	return "", fmt.Errorf("%q is the start of more than one session (%s): give more of the id", ref, strings.Join(match, ", "))
+}
+
+// EndpointWithoutSecret is a provider's base URL as a session's state keeps
+// it: without the user and password an endpoint may carry
+// (https://user:pw@gw/v1 is kept as https://gw/v1), which are a secret.
+// What is not a URL is kept as it is.
+func EndpointWithoutSecret(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	p.User = nil
+	return p.String()
 }
