@@ -311,12 +311,23 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 	if folder != "" && project != nil {
 		p := ProjectConfig(folder)
 		userMode, userOrigin := c.Sandbox.Mode, c.Origin["sandbox.mode"]
-		userDeny, userDenyOrigin := c.Sandbox.Deny, c.Origin["sandbox.deny"]
 		userSocket, userSocketOrigin := c.Daemon.Socket, c.Origin["daemon.socket"]
-		userWritable, userWritableOrigin := c.Sandbox.Writable, c.Origin["sandbox.writable"]
-		userAllow, userAllowOrigin := c.Sandbox.AllowHosts, c.Origin["sandbox.allow_hosts"]
-		userNet, userNetOrigin := c.Sandbox.Network, c.Origin["sandbox.network"]
-		userNS, userNSOrigin := c.Sandbox.Namespaces, c.Origin["sandbox.namespaces"]
+		// The keys only the person's own config.toml sets: what a
+		// project's file says of them is noted and not taken.
+		personOnly := []struct {
+			key, why string
+			restore  func()
+		}{
+			{"sandbox.deny", "adds to the credential catalogue", keep(&c.Sandbox.Deny)},
+			{"sandbox.allow_hosts", "chooses where commands may connect", keep(&c.Sandbox.AllowHosts)},
+			{"sandbox.network", "opens the network", keep(&c.Sandbox.Network)},
+			{"sandbox.namespaces", "turns the session's namespaces off", keep(&c.Sandbox.Namespaces)},
+			{"sandbox.writable", "widens what commands may write", keep(&c.Sandbox.Writable)},
+		}
+		userOrigins := map[string]string{}
+		for _, k := range personOnly {
+			userOrigins[k.key] = c.Origin[k.key]
+		}
 		if err := c.layer(p, project); err != nil {
 			return nil, err
 		}
@@ -328,39 +339,15 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 				delete(c.Origin, "daemon.socket")
 			}
 		}
-		if o := c.Origin["sandbox.deny"]; o != userDenyOrigin {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] deny; not taken: only your own config.toml adds to the credential catalogue", o))
-			c.Sandbox.Deny, c.Origin["sandbox.deny"] = userDeny, userDenyOrigin
-			if userDenyOrigin == "" {
-				delete(c.Origin, "sandbox.deny")
-			}
-		}
-		if o := c.Origin["sandbox.allow_hosts"]; o != userAllowOrigin {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] allow_hosts; not taken: only your own config.toml chooses where commands may connect", o))
-			c.Sandbox.AllowHosts, c.Origin["sandbox.allow_hosts"] = userAllow, userAllowOrigin
-			if userAllowOrigin == "" {
-				delete(c.Origin, "sandbox.allow_hosts")
-			}
-		}
-		if o := c.Origin["sandbox.network"]; o != userNetOrigin {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] network; not taken: only your own config.toml opens the network", o))
-			c.Sandbox.Network, c.Origin["sandbox.network"] = userNet, userNetOrigin
-			if userNetOrigin == "" {
-				delete(c.Origin, "sandbox.network")
-			}
-		}
-		if o := c.Origin["sandbox.namespaces"]; o != userNSOrigin {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] namespaces; not taken: only your own config.toml turns the session's namespaces off", o))
-			c.Sandbox.Namespaces, c.Origin["sandbox.namespaces"] = userNS, userNSOrigin
-			if userNSOrigin == "" {
-				delete(c.Origin, "sandbox.namespaces")
-			}
-		}
-		if o := c.Origin["sandbox.writable"]; o != userWritableOrigin {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] writable; not taken: only your own config.toml widens what commands may write", o))
-			c.Sandbox.Writable, c.Origin["sandbox.writable"] = userWritable, userWritableOrigin
-			if userWritableOrigin == "" {
-				delete(c.Origin, "sandbox.writable")
+		for _, k := range personOnly {
+			if o, was := c.Origin[k.key], userOrigins[k.key]; o != was {
+				name := strings.TrimPrefix(k.key, "sandbox.")
+				c.Notes = append(c.Notes, fmt.Sprintf("%s sets [sandbox] %s; not taken: only your own config.toml %s", o, name, k.why))
+				k.restore()
+				c.Origin[k.key] = was
+				if was == "" {
+					delete(c.Origin, k.key)
+				}
 			}
 		}
 		if userMode == "working_copy" && c.Sandbox.Mode != userMode {
@@ -895,4 +882,10 @@ func credentialsFileKey(dirs Dirs, provider string) (string, error) {
 		return "", &Error{File: path, Line: lines.find(k), Key: k, Msg: "want a string"}
 	}
 	return strings.TrimSpace(s), nil
+}
+
+// keep remembers what *p holds now and returns what puts it back.
+func keep[T any](p *T) func() {
+	v := *p
+	return func() { *p = v }
 }
