@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -539,52 +538,11 @@ func TestTheKeychainIsAskedOnlyWhenNeeded(t *testing.T) {
 	}
 }
 
-// hungBus is a session bus that accepts connections and never answers
-// (keychaintest.HungBus, for a benchmark).
-func hungBus(b *testing.B) string {
-	b.Helper()
-	dir, err := os.MkdirTemp("", "nkb")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("unix", filepath.Join(dir, "hung-bus"))
-	if err != nil {
-		os.RemoveAll(dir)
-		b.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	b.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		os.RemoveAll(dir)
-	})
-	return "unix:path=" + filepath.Join(dir, "hung-bus")
-}
-
 // What finding a key in the environment costs with a keychain that would
 // hang if asked (TestTheKeychainIsAskedOnlyWhenNeeded checks it is not):
 // microseconds, where asking would be the keychain's 2 s deadline.
 func BenchmarkFindKeyFromAnEarlierSource(b *testing.B) {
-	addr := hungBus(b)
+	addr, _ := keychaintest.HungBus(b)
 	b.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
 	home := b.TempDir()
 	getenv := keyEnv(home, map[string]string{"DBUS_SESSION_BUS_ADDRESS": addr, "OPENAI_API_KEY": "sk-env-0123456789"})
@@ -600,7 +558,7 @@ func BenchmarkFindKeyFromAnEarlierSource(b *testing.B) {
 // deadline (keychain.DefaultGetTimeout) and what the run adds to it,
 // reported as ms-past-deadline/op.
 func BenchmarkARunWithAHungKeychain(b *testing.B) {
-	addr := hungBus(b)
+	addr, _ := keychaintest.HungBus(b)
 	b.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
 	home := b.TempDir()
 	proj := filepath.Join(home, "proj")

@@ -2,7 +2,6 @@ package keychain
 
 import (
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,31 +271,8 @@ func BenchmarkGetOnAnAbsentBus(b *testing.B) {
 }
 
 func BenchmarkGetOnAHungBus(b *testing.B) {
-	sock := filepath.Join(b.TempDir(), "hung-bus")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var conns []net.Conn // accepted, never answered; closed at the end, which lets the calls left running return
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	b.Cleanup(func() {
-		ln.Close()
-		<-done
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	b.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+sock)
+	addr, _ := keychaintest.HungBus(b)
+	b.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
 	k := Keychain{GetTimeout: 100 * time.Millisecond}
 	for b.Loop() {
 		if _, err := k.Get("openai"); !errors.Is(err, ErrTimeout) {

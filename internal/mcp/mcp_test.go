@@ -493,6 +493,9 @@ func TestCloseStopsEverything(t *testing.T) {
 
 // The reference server, where npx can fetch it (not here: no network).
 func TestServerEverything(t *testing.T) {
+	if os.Getenv("NODWYN_SLOW_TESTS") != "1" {
+		t.Skip("the reference server through npx takes tens of seconds: make test-slow runs it (NODWYN_SLOW_TESTS=1)")
+	}
 	npx, err := exec.LookPath("npx")
 	if err != nil {
 		t.Skip("no npx: the reference @modelcontextprotocol/server-everything is not run")

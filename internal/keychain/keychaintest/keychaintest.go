@@ -191,7 +191,7 @@ func AbsentBus(t *testing.T) string {
 // a function that counts the connections it accepted so far. Its
 // connections are closed when the test ends, which lets a call stuck on
 // them return.
-func HungBus(t *testing.T) (addr string, accepted func() int) {
+func HungBus(t testing.TB) (addr string, accepted func() int) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "nkt")
 	if err != nil {
