@@ -521,37 +521,6 @@ func (s *SessionNS) enter() error {
 	return nil
 }
 
-// InNetwork runs fn on a thread of its own that has joined the session's
-// network namespace (a listener it makes is the namespace's), then ends
-// the thread. Without a network namespace it runs fn plainly.
-func (s *SessionNS) InNetwork(fn func() error) error {
-	if !s.Network() {
-		return fn()
-	}
-	errc := make(chan error, 1)
-	var run func(errc chan<- error)
-	run = func(errc chan<- error) {
-		runtime.LockOSThread() // never unlocked: the thread ends in the namespace
-		if unix.Gettid() == unix.Getpid() {
-			// The main thread must not join: another goroutine, which
-			// cannot run here while this one holds it, does; then the
-			// main thread is given back as it was.
-			inner := make(chan error, 1)
-			go run(inner)
-			errc <- <-inner
-			runtime.UnlockOSThread()
-			return
-		}
-		if err := unix.Setns(s.net, unix.CLONE_NEWNET); err != nil {
-			errc <- fmt.Errorf("entering the session's network namespace: %w", err)
-			return
-		}
-		errc <- fn()
-	}
-	go run(errc)
-	return <-errc
-}
-
 // Close kills the namespaces' init, and with it every process still in
 // the PID namespace, and waits for it.
 func (s *SessionNS) Close() {
