@@ -148,6 +148,10 @@ type Options struct {
 	// the floor from the guard's denylist, and where the kernel cannot
 	// hold it the run says why (FloorStatus).
 	NoKernelFloor bool
+
+	// MCP are the run's MCP servers, as the configuration declared them
+	// (nil: none); mcp.go starts them at New and stops them at Close.
+	MCP []MCPServer
 }
 
 // Outcome is how a run ended.
