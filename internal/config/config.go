@@ -176,6 +176,7 @@ type File struct {
 	Limits   Limits   `toml:"limits"`
 	Sandbox  Seam     `toml:"sandbox"`
 	Daemon   Daemon   `toml:"daemon"`
+	MCP      MCP      `toml:"mcp"`
 }
 
 // Daemon is [daemon]: the socket of the daemon nodwyn run submits its runs
@@ -302,7 +303,7 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 		case err != nil:
 			return nil, fmt.Errorf("read config %s: %w", p, err)
 		default:
-			if err := c.layer(p, data); err != nil {
+			if err := c.layer(p, data, false, getenv); err != nil {
 				return nil, err
 			}
 			c.Sources = append(c.Sources, p)
@@ -328,7 +329,7 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 		for _, k := range personOnly {
 			userOrigins[k.key] = c.Origin[k.key]
 		}
-		if err := c.layer(p, project); err != nil {
+		if err := c.layer(p, project, true, getenv); err != nil {
 			return nil, err
 		}
 		c.Sources = append(c.Sources, p)
@@ -398,6 +399,10 @@ func init() {
 			f := t.Field(i)
 			key := prefix + f.Tag.Get("toml")
 			idx := append(append([]int(nil), index...), i)
+			if f.Type.Kind() == reflect.Map { // [mcp.servers.NAME]: checkMCPKey
+				tables[key] = true
+				continue
+			}
 			if f.Type.Kind() == reflect.Struct && !reflect.PointerTo(f.Type).Implements(textType) {
 				tables[key] = true
 				walk(f.Type, key+".", idx)
@@ -420,8 +425,9 @@ func knownKeys() string {
 	return strings.Join(ks, ", ")
 }
 
-// layer decodes one file and sets in c the keys it defines.
-func (c *Config) layer(path string, data []byte) error {
+// layer decodes one file and sets in c the keys it defines; project says
+// it is a project's file, getenv is the environment ${NAME} is taken from.
+func (c *Config) layer(path string, data []byte, project bool, getenv func(string) string) error {
 	text := string(data)
 	lines := keyLines(text)
 	fail := func(key, format string, args ...any) error {
@@ -436,8 +442,8 @@ func (c *Config) layer(path string, data []byte) error {
 	}
 	for _, k := range md.Keys() {
 		last := strings.ToLower(strings.ReplaceAll(k[len(k)-1], "-", "_"))
-		if k.String() == "sandbox" && md.Type(k...) == "Hash" {
-			continue // the [sandbox] table
+		if k.String() == "sandbox" && md.Type(k...) == "Hash" || isMCPServerKey(k) {
+			continue // the [sandbox] table; a server's name, an env or header name
 		}
 		if runKeys[last] {
 			return fail(k.String(), "%s is not accepted in a config file: yolo, unattended and sandbox are properties of a run, given by flags only (--%s); remove the key", k[len(k)-1], last)
@@ -445,6 +451,12 @@ func (c *Config) layer(path string, data []byte) error {
 	}
 	for _, k := range md.Keys() {
 		ks := k.String()
+		if isMCPServerKey(k) {
+			if err := checkMCPKey(fail, path, lines.find(ks), k, lookup(raw, k)); err != nil {
+				return err
+			}
+			continue
+		}
 		if tables[ks] {
 			if _, ok := lookup(raw, k).(map[string]any); !ok {
 				return fail(ks, "must be a table ([%s]), not %s", ks, md.Type(k...))
@@ -515,7 +527,7 @@ func (c *Config) layer(path string, data []byte) error {
 			c.Origin[l.key] = fmt.Sprintf("%s:%d", path, lines.find(l.key))
 		}
 	}
-	return nil
+	return c.layerMCP(path, lines, f.MCP.Servers, project, getenv)
 }
 
 // CheckSeamMode says what is wrong with a [sandbox] mode value.

@@ -19,6 +19,15 @@ var envName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 // table is told which; only when nothing is near are the keys listed, those
 // of its table when the table is known. A value is never shown.
 func unknownKey(path string, line int, k toml.Key, v any) error {
+	// The first part that is not known is the one to name ([mcp.server.x]
+	// is the unknown mcp.server).
+	known := allKeys()
+	for i := 1; i < len(k); i++ {
+		if !known[k[:i].String()] {
+			k, v = k[:i], map[string]any{}
+			break
+		}
+	}
 	ks := k.String()
 	last := strings.ToLower(strings.ReplaceAll(k[len(k)-1], "-", "_"))
 	e := &Error{File: path, Line: line, Key: ks}
