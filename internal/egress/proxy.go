@@ -46,7 +46,8 @@ type Decision struct {
 	// Local lets an allowed host reach loopback and link-local addresses
 	// (127.0.0.0/8, ::1, 169.254.0.0/16, fe80::/10, 0.0.0.0, ::). Set it
 	// only when the person named this host exactly (an allow_hosts entry,
-	// an answer at the terminal): a default or a *.suffix pattern must not
+	// an answer at the terminal about an address or localhost, see
+	// [Asking]): a default, a *.suffix pattern or a yes to a name must not
 	// let a name that resolves to 127.0.0.1 reach the person's own
 	// services.
 	Local bool
@@ -324,6 +325,11 @@ func normalHost(h string) string {
 // address the decision allows. On refusal it returns the status to
 // answer with; the record is filled either way.
 func (p *Proxy) dial(ctx context.Context, rec *Conn) (net.Conn, int, error) {
+	if a, err := netip.ParseAddr(rec.Host); err == nil && p.isSelf(netip.AddrPortFrom(a.Unmap(), uint16(rec.Port))) {
+		// Refused before the decision: nobody is asked about a loop.
+		rec.Rule = "the proxy's own address: a request through the proxy to itself would loop"
+		return nil, http.StatusForbidden, nil
+	}
 	d := Decision{Rule: "no decision function: every host is refused"}
 	if p.Decide != nil {
 		d = p.Decide(ctx, rec.Host, rec.Port)
