@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/nodwyn/nodwyn/internal/mcp/mcptest"
 )
 
 // tokens estimates a text's tokens as its bytes / 4 (the usual rule of
@@ -12,13 +14,13 @@ import (
 // tenths either way, the same way for both sides of the comparison).
 func tokens(s string) int { return (len(s) + 3) / 4 }
 
-// listCost is what 50 generated tools (testdata/mcpserver -tools 50: a
+// listCost is what 50 generated tools (mcptest -tools 50: a
 // code host's and a database's tools, each a few sentences and eight
 // described parameters) cost in a request: as names and one-liners, one
 // line each ("name: summary"), against as a provider's tool definitions
 // with their full descriptions and schemas.
 func listCost(tb testing.TB) (n, lean, full int) {
-	m := Start(context.Background(), []Server{{Name: "gh", Command: serverBin, Args: []string{"-tools", "50"}}}, fastOpts())
+	m := Start(context.Background(), []Server{testServer("gh", "-tools", "50")}, fastOpts())
 	defer m.Close()
 	if st := m.Servers()[0]; st.State != StateReady {
 		tb.Fatalf("%+v", st)
@@ -26,7 +28,7 @@ func listCost(tb testing.TB) (n, lean, full int) {
 	var lines strings.Builder
 	var defs []map[string]any
 	for _, t := range m.Tools("gh") {
-		if !strings.Contains(t.Remote, "_") {
+		if !mcptest.Generated(t.Remote) {
 			continue // the fixed tools (echo, slow, …)
 		}
 		n++
@@ -69,7 +71,7 @@ func BenchmarkToolListTokens(b *testing.B) {
 //
 //	go test -run '^$' -bench Start -benchtime 20x ./internal/mcp/
 func BenchmarkStartStdio(b *testing.B) {
-	servers := []Server{{Name: "t", Command: serverBin}}
+	servers := []Server{testServer("t")}
 	for b.Loop() {
 		m := Start(context.Background(), servers, fastOpts())
 		b.StopTimer()

@@ -18,27 +18,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/mcp/mcptest"
 	"go.uber.org/goleak"
 )
 
-// serverBin is testdata/mcpserver built once for the package's tests.
-var serverBin string
+// serverBin is the test binary itself: started with mcptest.Env set
+// (serverEnv), it is the test server (mcptest), so no test builds one.
+var serverBin, _ = os.Executable()
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcpserver")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	serverBin = filepath.Join(dir, "mcpserver")
-	cmd := exec.Command("go", "build", "-o", serverBin, "./testdata/mcpserver")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building testdata/mcpserver: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	mcptest.ServeIfAsked()
+	os.Exit(m.Run())
+}
+
+// testServer declares the test server as name, with its flags.
+func testServer(name string, flags ...string) Server {
+	return Server{Name: name, Command: serverBin, Args: flags, Env: mcptest.StdioEnv()}
 }
 
 // generous bounds every wait a test does for something to happen.
@@ -100,11 +95,12 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// startHTTPServer runs testdata/mcpserver -http and returns its URL, its
+// startHTTPServer runs the test server with -http and returns its URL, its
 // process and its stderr.
 func startHTTPServer(t *testing.T, args ...string) (string, *exec.Cmd, *tailBuf) {
 	t.Helper()
 	cmd := exec.Command(serverBin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), mcptest.Env+"=1")
 	stderr := &tailBuf{max: 4096}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
@@ -136,7 +132,7 @@ func startHTTPServer(t *testing.T, args ...string) (string, *exec.Cmd, *tailBuf)
 }
 
 func TestStdioServer(t *testing.T) {
-	m := startManager(t, []Server{{Name: "t", Command: serverBin}}, fastOpts())
+	m := startManager(t, []Server{testServer("t")}, fastOpts())
 	st := status(t, m, "t")
 	if st.State != StateReady || st.Transport != "stdio" || st.Pid == 0 || st.Server != "nodwyn-test 1" {
 		t.Fatalf("status %+v", st)
@@ -145,8 +141,8 @@ func TestStdioServer(t *testing.T) {
 	for _, tool := range m.Tools("") {
 		names = append(names, tool.Name)
 	}
-	want := "t__crash t__echo t__fail t__getenv t__mixed t__slow t__spawn"
-	if strings.Join(names, " ") != want || st.Tools != 7 {
+	want := "t__crash t__echo t__fail t__fetch t__getenv t__home_probe t__mixed t__read_file t__slow t__spawn t__write_file"
+	if strings.Join(names, " ") != want || st.Tools != 11 {
 		t.Fatalf("tools %v (%d), want %s", names, st.Tools, want)
 	}
 	echo, _ := m.Tool("t__echo")
@@ -186,7 +182,7 @@ func TestStdioEnvironment(t *testing.T) {
 	opts := fastOpts()
 	opts.Environ = append(opts.Environ, "BASE=from-environ", "SECRET_NOT_PASSED=")
 	t.Setenv("NODWYN_MCP_LEAK", "leaked")
-	m := startManager(t, []Server{{Name: "t", Command: serverBin, Env: map[string]string{"TOKEN": "from-entry"}}}, opts)
+	m := startManager(t, []Server{withEnv(testServer("t"), "TOKEN", "from-entry")}, opts)
 	for name, want := range map[string]string{"BASE": "from-environ", "TOKEN": "from-entry", "NODWYN_MCP_LEAK": "(unset)"} {
 		if r := call(t, m, "t__getenv", `{"name":"`+name+`"}`); r.Text != want {
 			t.Errorf("%s = %q, want %q", name, r.Text, want)
@@ -213,7 +209,7 @@ func TestStartIsTheCallers(t *testing.T) {
 		return cmd.Start()
 	}
 	refused := filepath.Join(t.TempDir(), "refused")
-	m := startManager(t, []Server{{Name: "ok", Command: serverBin}, {Name: "no", Command: refused}}, opts)
+	m := startManager(t, []Server{testServer("ok"), {Name: "no", Command: refused}}, opts)
 	if len(started) != 2 {
 		t.Fatalf("started %v", started)
 	}
@@ -224,7 +220,7 @@ func TestStartIsTheCallers(t *testing.T) {
 	if st.State != StateFailed || !strings.Contains(fmt.Sprint(st.Err), "refused by the seam") || !strings.Contains(fmt.Sprint(st.Err), `"no"`) {
 		t.Errorf("no: %+v", st)
 	}
-	if len(m.Tools("no")) != 0 || len(m.Tools("ok")) != 7 {
+	if len(m.Tools("no")) != 0 || len(m.Tools("ok")) != 11 {
 		t.Errorf("tools: %d of no, %d of ok", len(m.Tools("no")), len(m.Tools("ok")))
 	}
 }
@@ -234,8 +230,8 @@ func TestBadDeclarations(t *testing.T) {
 		{Name: "both", Command: "x", URL: "http://127.0.0.1:1/"},
 		{Name: "neither"},
 		{Name: "ftp", URL: "ftp://example.com"},
-		{Name: "dup", Command: serverBin},
-		{Name: "dup", Command: serverBin},
+		testServer("dup"),
+		testServer("dup"),
 		{Name: "missing", Command: "/nonexistent/mcp-server"},
 	}, fastOpts())
 	want := map[string]string{
@@ -263,7 +259,7 @@ func TestHTTPServer(t *testing.T) {
 		{Name: "nokey", URL: url},
 	}, fastOpts())
 	st := status(t, m, "web")
-	if st.State != StateReady || st.Transport != "http" || st.Tools != 7 || st.Pid != 0 {
+	if st.State != StateReady || st.Transport != "http" || st.Tools != 11 || st.Pid != 0 {
 		t.Fatalf("web: %+v", st)
 	}
 	if r := call(t, m, "web__echo", `{"text":"over http"}`); r.Text != "over http" {
@@ -301,9 +297,9 @@ func TestNeverAnswersInitialize(t *testing.T) {
 	opts := fastOpts()
 	opts.InitTimeout = 500 * time.Millisecond
 	m := startManager(t, []Server{
-		{Name: "silent", Command: serverBin, Args: []string{"-silent"}},
+		testServer("silent", "-silent"),
 		{Name: "hung", URL: hung.URL},
-		{Name: "ok", Command: serverBin},
+		testServer("ok"),
 	}, opts)
 	for _, name := range []string{"silent", "hung"} {
 		st := status(t, m, name)
@@ -330,8 +326,8 @@ func TestNeverAnswersInitialize(t *testing.T) {
 // stays usable.
 func TestCallCancelled(t *testing.T) {
 	m := startManager(t, []Server{
-		{Name: "t", Command: serverBin},
-		{Name: "short", Command: serverBin, CallTimeout: 200 * time.Millisecond},
+		testServer("t"),
+		withTimeout(testServer("short"), 200*time.Millisecond),
 	}, fastOpts())
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -373,7 +369,7 @@ func TestCallCancelled(t *testing.T) {
 // A server that dies in the middle of a call gives that call an error
 // saying so (with its last stderr), and its later calls fail at once.
 func TestServerDiesMidCall(t *testing.T) {
-	m := startManager(t, []Server{{Name: "t", Command: serverBin}}, fastOpts())
+	m := startManager(t, []Server{testServer("t")}, fastOpts())
 	errc := make(chan error, 1)
 	go func() {
 		_, err := m.Call(context.Background(), "t__crash", nil)
@@ -412,7 +408,7 @@ func TestServerDiesMidCall(t *testing.T) {
 
 // The same, killed from outside (SIGKILL) while a call waits.
 func TestServerKilledMidCall(t *testing.T) {
-	m := startManager(t, []Server{{Name: "t", Command: serverBin}}, fastOpts())
+	m := startManager(t, []Server{testServer("t")}, fastOpts())
 	errc := make(chan error, 1)
 	go func() {
 		_, err := m.Call(context.Background(), "t__slow", nil)
@@ -437,7 +433,7 @@ func TestServerKilledMidCall(t *testing.T) {
 // left: the server, and the child it started in the background.
 func TestCloseStopsEverything(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	m := Start(context.Background(), []Server{{Name: "t", Command: serverBin}, {Name: "u", Command: serverBin}}, fastOpts())
+	m := Start(context.Background(), []Server{testServer("t"), testServer("u")}, fastOpts())
 	child, err := strconv.Atoi(call(t, m, "t__spawn", "").Text)
 	if err != nil {
 		t.Fatal(err)
@@ -547,4 +543,11 @@ func TestHTTPServerKilledMidCall(t *testing.T) {
 	if _, err := m.Call(context.Background(), "web__echo", json.RawMessage(`{"text":"x"}`)); err == nil {
 		t.Error("a call to a killed HTTP server succeeded")
 	}
+}
+
+func withTimeout(s Server, d time.Duration) Server { s.CallTimeout = d; return s }
+
+func withEnv(s Server, k, v string) Server {
+	s.Env[k] = v
+	return s
 }
