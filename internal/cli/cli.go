@@ -45,7 +45,8 @@ type CLI struct {
 	Attach   AttachCmd   `cmd:"" help:"Follow a run the daemon holds, and answer its confirms."`
 	Login    LoginCmd    `cmd:"" help:"Store a provider's API key in the system keychain (read without echo, or from standard input)."`
 	Logout   LogoutCmd   `cmd:"" help:"Delete a provider's API key from the system keychain."`
-	Doctor   DoctorCmd   `cmd:"" help:"Print the setup a run would use: directories, config and its origins, provider, key found (never shown), git, shell, journal key, sandbox."`
+	Doctor   DoctorCmd   `cmd:"" help:"Print the setup a run would use: directories, config and its origins, provider, key found (never shown), git, shell, journal key, sandbox, MCP servers."`
+	MCP      MCPCmd      `cmd:"" help:"List the MCP servers the configuration declares, started as a run starts them (mcp list)."`
 	Version  VersionCmd  `cmd:"" help:"Print nodwyn's version."`
 	Help     HelpCmd     `cmd:"" help:"Show the help of nodwyn or of a command ('nodwyn help run' is 'nodwyn run --help')."`
 
@@ -323,6 +324,15 @@ var examples = map[string][]string{
 	"doctor": {
 		`nodwyn doctor`,
 		`nodwyn doctor -C ~/src/app   # as a run there would see it`,
+	},
+	"mcp": {
+		`nodwyn mcp list   # every declared server: state, tools, time to ready`,
+		`nodwyn mcp list -v -C ~/src/app   # with a trusted project's servers, and each tool`,
+	},
+	"mcp list": {
+		`nodwyn mcp list`,
+		`nodwyn mcp list -v   # each tool's name and one-line description`,
+		`nodwyn mcp list -C ~/src/app   # with the project's servers, once it is trusted`,
 	},
 	"version": {
 		`nodwyn version`,

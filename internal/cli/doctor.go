@@ -14,14 +14,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/egress"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/journal"
+	"github.com/nodwyn/nodwyn/internal/mcp"
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 	"github.com/nodwyn/nodwyn/internal/session"
+	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
 // DoctorCmd is `nodwyn doctor`.
@@ -62,6 +65,9 @@ changes nothing (except that it reads the trust record):
                      /proc/PID/environ, where the programs nodwyn runs could
                      read it
   CA roots           where the TLS roots for an https:// endpoint come from
+  mcp servers        each MCP server declared ([mcp.servers.NAME]), started
+                     as a run starts it and stopped: transport, state, tools,
+                     time to ready, and why one failed (nodwyn mcp list)
 
 Flags of 'nodwyn run' (--provider, --model …) are not applied: doctor shows
 what the files and the environment choose.`
@@ -176,10 +182,48 @@ func (c *DoctorCmd) Run(e *env) error {
 		fmt.Fprintf(w, "key in /proc: no secret-looking variable in /proc/%d/environ (nodwyn moves them out of its environment as it starts)\n", os.Getpid())
 	}
 	fmt.Fprintln(w, "CA roots: "+caRootsLine(e.getenv))
+	if len(cfg.MCP.Servers) > 0 {
+		if failed, err := doctorMCP(w, cfg, dirs, folder, project != nil); err != nil {
+			bad("mcp servers: %s", termtext.Line(err.Error()))
+		} else if failed > 0 {
+			problems++
+		}
+	} else {
+		fmt.Fprintln(w, "mcp servers: none declared ([mcp.servers.NAME] in config.toml)")
+	}
 	if problems > 0 {
 		return &exitError{code: ExitFailed}
 	}
 	return nil
+}
+
+// doctorMCPBound bounds the whole probe of doctor's "mcp servers:" lines,
+// beyond the servers' own init_timeout.
+const doctorMCPBound = 30 * time.Second
+
+// doctorMCP starts the declared servers as a run in folder would
+// (nodwyn mcp list's probe), prints a line for each, and stops them.
+func doctorMCP(w io.Writer, cfg *config.Config, dirs config.Dirs, folder string, trusted bool) (failed int, err error) {
+	contract, given, err := loadContract("", folder)
+	if err != nil {
+		contract, given = nil, false // the sandbox line says what is wrong with it
+	}
+	opts := session.Options{Folder: folder, Dirs: dirs}
+	configOptions(&opts, cfg, contract, given, trusted)
+	ctx, cancel := context.WithTimeout(context.Background(), doctorMCPBound)
+	defer cancel()
+	statuses, tools, err := session.ProbeMCP(ctx, opts)
+	if err != nil {
+		return 0, err
+	}
+	ready := len(statuses)
+	for _, st := range statuses {
+		if st.State != mcp.StateReady {
+			ready--
+		}
+	}
+	fmt.Fprintf(w, "mcp servers: %d declared, %d ready (started as a run starts them, then stopped; nodwyn mcp list -v lists their tools)\n", len(statuses), ready)
+	return printMCP(w, "  ", cfg, statuses, tools, false), nil
 }
 
 // sandboxLine says how commands run and what that contains, for the
@@ -352,6 +396,12 @@ func printSettings(w io.Writer, cfg *config.Config) {
 	sort.Strings(keys)
 	values := settingValues(reflect.ValueOf(cfg.File), "")
 	for _, k := range keys {
+		if name, ok := strings.CutPrefix(k, "mcp.servers."); ok {
+			// A server (its name needs no quotes): what it runs, its env
+			// and headers by name only.
+			fmt.Fprintf(w, "  %s = %s  (%s)\n", k, termtext.Line(cfg.MCP.Servers[name].Declared(false)), cfg.Origin[k])
+			continue
+		}
 		fmt.Fprintf(w, "  %s = %s  (%s)\n", k, values[k], cfg.Origin[k])
 	}
 }

@@ -432,14 +432,13 @@ func (r *RunCmd) execute(e *env, h runHooks) (session.Outcome, error) {
 		Sinks:   sinks,
 		Stdout:  termtext.Writer(e.stderr), // what Scheme displays, on the display: escaped, as the renderer's lines are
 
-		ConfigSeam: cfg.Sandbox, ConfigSeamFrom: cfg.Origin["sandbox.mode"], ConfigNotes: cfg.Notes,
-		ConfigSeamAllowFrom: cfg.Origin["sandbox.allow_hosts"], ConfigSeamNetworkFrom: cfg.Origin["sandbox.network"],
-		ConfigSeamNamespacesFrom: cfg.Origin["sandbox.namespaces"],
-		Contract:                 contract, ContractGiven: contractGiven, ContractTrusted: pt.trusted,
 		NoKernelFloor: r.NoKernelFloor,
 		Writable:      r.Writable,
 		Steer:         h.steer,
 	}
+	// The seam, the notes, the contract and the MCP servers: as nodwyn mcp
+	// list and doctor assemble them (mcp.go).
+	configOptions(&opts, cfg, contract, contractGiven, pt.trusted)
 	if !o.sandbox { // what the session starts is stopped even if nodwyn is killed (watchdog.go)
 		opts.BeforeFirstProcess = func(mark string) { startWatchdog(mark, e.stderr) }
 	}

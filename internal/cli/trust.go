@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -152,6 +153,11 @@ func showProject(w io.Writer, st *trust.Store, p *trust.Project) {
 		default:
 			fmt.Fprintf(w, "  %s  %d bytes  sha256 %s  (%s)\n", name, f.Size, f.SHA256, f.Status)
 		}
+		if f.Rel == ".nodwyn/config.toml" {
+			for _, l := range projectMCPLines(p.Folder, f.Data) {
+				fmt.Fprintf(w, "    %s\n", termtext.Line(l))
+			}
+		}
 		var diff []string
 		switch f.Status {
 		case trust.New:
@@ -169,6 +175,32 @@ func showProject(w io.Writer, st *trust.Store, p *trust.Project) {
 			fmt.Fprintf(w, "    %s\n", termtext.Text(l))
 		}
 	}
+}
+
+// projectMCPLines say which MCP servers a project's config.toml (data)
+// declares, with the command line each runs as a process of the person's
+// runs, or the URL it is reached at: what trusting the file starts.
+func projectMCPLines(folder string, data []byte) []string {
+	if !bytes.Contains(data, []byte("mcp")) {
+		return nil
+	}
+	c, err := config.LoadWith(config.Dirs{}, folder, data, func(string) string { return "" })
+	if err != nil {
+		return []string{fmt.Sprintf("(the file does not load, so no MCP server of it would start: %v)", err)}
+	}
+	names := c.MCPServerNames()
+	if len(names) == 0 {
+		return nil
+	}
+	out := []string{fmt.Sprintf("MCP %s it declares (each stdio server runs as a process of your runs, as a command would):", plural(len(names), "server", "servers"))}
+	for _, n := range names {
+		s := c.MCP.Servers[n]
+		out = append(out, fmt.Sprintf("  %s: %s %s", n, s.Transport(), s.Declared(true)))
+	}
+	for _, note := range c.Notes {
+		out = append(out, "  "+note)
+	}
+	return out
 }
 
 // projectTrust decides which project files a run loads: the project's

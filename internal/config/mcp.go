@@ -45,10 +45,13 @@ func (s MCPServer) Transport() string {
 	return "stdio"
 }
 
-// Declared is what the server runs or reaches, for nodwyn trust and
-// doctor: the command line, or the URL with the names (never the values)
-// of its headers.
-func (s MCPServer) Declared() string {
+// Declared is what the server runs or reaches, for nodwyn trust, doctor
+// and nodwyn mcp list: the command line, or the URL with the names (never
+// the values) of its headers. With envValues the variables of env are
+// shown with their values (nodwyn trust: a project's file cannot take
+// one from the environment, and a value such as LD_PRELOAD's matters),
+// else by name only (a person's value may hold a key).
+func (s MCPServer) Declared(envValues bool) string {
 	if s.URL != "" {
 		if len(s.Headers) == 0 {
 			return s.URL
@@ -57,7 +60,11 @@ func (s MCPServer) Declared() string {
 	}
 	var b strings.Builder
 	for _, name := range sortedNames(s.Env) {
-		fmt.Fprintf(&b, "%s=%s ", name, shellQuote(s.Env[name]))
+		if envValues {
+			fmt.Fprintf(&b, "%s=%s ", name, shellQuote(s.Env[name]))
+		} else {
+			fmt.Fprintf(&b, "%s=… ", name)
+		}
 	}
 	b.WriteString(shellQuote(s.Command))
 	for _, a := range s.Args {
@@ -65,6 +72,9 @@ func (s MCPServer) Declared() string {
 	}
 	return b.String()
 }
+
+// MCPServerKey is the key of server name in Config.Origin.
+func MCPServerKey(name string) string { return "mcp.servers." + quoteKey(name) }
 
 // MCPServerNames are the declared servers' names, sorted.
 func (c *Config) MCPServerNames() []string { return sortedNames(c.MCP.Servers) }
@@ -274,7 +284,7 @@ func (c *Config) layerMCP(path string, lines lineIndex, servers map[string]MCPSe
 				s.Allow, s.AllowTools = false, nil
 			}
 			if _, taken := c.MCP.Servers[name]; taken {
-				c.Notes = append(c.Notes, fmt.Sprintf("%s declares MCP server %s; not taken: your own config.toml declares one of that name (%s)", origin, name, c.Origin["mcp.servers."+quoteKey(name)]))
+				c.Notes = append(c.Notes, fmt.Sprintf("%s declares MCP server %s; not taken: your own config.toml declares one of that name (%s)", origin, name, c.Origin[MCPServerKey(name)]))
 				continue
 			}
 		}
@@ -282,7 +292,7 @@ func (c *Config) layerMCP(path string, lines lineIndex, servers map[string]MCPSe
 			c.MCP.Servers = map[string]MCPServer{}
 		}
 		c.MCP.Servers[name] = s
-		c.Origin["mcp.servers."+quoteKey(name)] = origin
+		c.Origin[MCPServerKey(name)] = origin
 	}
 	return nil
 }

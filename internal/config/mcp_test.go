@@ -75,11 +75,14 @@ allow = true
 	}
 	// What trust and doctor show: the command line, the url and the
 	// headers' names, never a header's value.
-	if d := c.MCP.Servers["github"].Declared(); d != "https://api.example.com/mcp (headers Authorization, X-Trace)" {
+	if d := c.MCP.Servers["github"].Declared(false); d != "https://api.example.com/mcp (headers Authorization, X-Trace)" {
 		t.Errorf("declared = %q", d)
 	}
-	if d := (MCPServer{Command: "npx", Args: []string{"-y", "a b"}, Env: map[string]string{"X": "1"}}).Declared(); d != "X=1 npx -y 'a b'" {
+	if d := (MCPServer{Command: "npx", Args: []string{"-y", "a b"}, Env: map[string]string{"X": "1"}}).Declared(true); d != "X=1 npx -y 'a b'" {
 		t.Errorf("declared = %q", d)
+	}
+	if d := c.MCP.Servers["files"].Declared(false); d != "API_KEY=… LOG_LEVEL=… mcp-files --root /srv/x" {
+		t.Errorf("declared without values = %q", d)
 	}
 	if len(c.Notes) != 0 {
 		t.Errorf("notes = %q", c.Notes)
