@@ -42,26 +42,45 @@ func envOr(name, def string) string {
 	return def
 }
 
+// goPath is the first $GOPATH, else ~/go (as go env GOPATH says, without
+// running go).
+func goPath(home string) string {
+	if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && filepath.IsAbs(gp[0]) {
+		return gp[0]
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, "go")
+}
+
 // goModCache is $GOMODCACHE, else the first $GOPATH's pkg/mod, else
 // ~/go/pkg/mod (as go env GOMODCACHE says, without running go).
 func goModCache(home string) string {
 	if v := os.Getenv("GOMODCACHE"); filepath.IsAbs(v) {
 		return v
 	}
-	if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && filepath.IsAbs(gp[0]) {
-		return filepath.Join(gp[0], "pkg", "mod")
+	if gp := goPath(home); gp != "" {
+		return filepath.Join(gp, "pkg", "mod")
 	}
-	if home == "" {
-		return ""
+	return ""
+}
+
+// goSumdb is where go records the checksum database's latest tree head on
+// a download (cmd/go's cfg.SumdbDir: the first $GOPATH's pkg/sumdb, never
+// under $GOMODCACHE).
+func goSumdb(home string) string {
+	if gp := goPath(home); gp != "" {
+		return filepath.Join(gp, "pkg", "sumdb")
 	}
-	return filepath.Join(home, "go", "pkg", "mod")
+	return ""
 }
 
 func cargoHome(home string) string { return envOr("CARGO_HOME", filepath.Join(home, ".cargo")) }
 
 var ecoCaches = []ecoCache{
 	{name: "go", markers: []string{"go.mod", "go.work"}, dirs: func(home string) []string {
-		d := []string{goModCache(home)}
+		d := []string{goModCache(home), goSumdb(home)}
 		if v := os.Getenv("GOCACHE"); filepath.IsAbs(v) {
 			d = append(d, v)
 		}
