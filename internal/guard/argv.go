@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/nodwyn/nodwyn/internal/fsview"
+	"github.com/nodwyn/nodwyn/internal/guard/bashread"
 )
 
 // ArgvTrigger judges a command line (shell-exec, shell-start) by the paths
-// it names. The line is parsed as bash with mvdan.cc/sh/v3 and walked
-// statement by statement, without running anything: words are expanded
+// it names. The line is read by bashread (argv_judge.go judges what it
+// tells), parsed as bash with mvdan.cc/sh/v3 and walked statement by
+// statement, without running anything: words are expanded
 // with the line's own assignments, ~ and $HOME, brace expansion, and what
 // echo, printf, a for list, a here-doc or a names-only program (find, ls,
 // …) hands to another command through a pipe into xargs, through $(…) or
@@ -64,8 +66,8 @@ type ArgvTrigger struct {
 	RunDirs  []string
 	Checkout string
 	// FS is the file system the analysis reads (listings, links, small
-	// files a line reads or runs); nil is the operating system's. The
-	// components of paths are still resolved with os.Lstat (lstatCache).
+	// files a line reads or runs); nil is the operating system's. Set it
+	// before the first line.
 	FS fsview.FS
 
 	mu        sync.Mutex
@@ -74,21 +76,7 @@ type ArgvTrigger struct {
 	mentionRe *regexp.Regexp
 	deniedRe  *regexp.Regexp
 	codeNames []string
-	base      *lstatCache // the folder's and scratch directory's components
-	views     []*copyView // RunDirs' views
-}
-
-// baseLstats returns a fresh cache holding what is known of the folder's
-// and the scratch directory's components, which every line resolves.
-func (a *ArgvTrigger) baseLstats() *lstatCache {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	c := newLstatCache(len(a.base.m) + 16)
-	c.fs = a.FS
-	for k, v := range a.base.m {
-		c.m[k] = v
-	}
-	return c
+	reader    *bashread.Reader
 }
 
 // argvResult is what the analysis of one line found.
@@ -134,11 +122,10 @@ func (a *ArgvTrigger) analyze(line string) *argvResult {
 		return r
 	}
 	a.mu.Unlock()
-	res := a.reading(line, a.Folder, nil)
+	res := a.reading(line, -1)
 	if res.decision.Verdict < Refuse {
-		a.init()
 		for i, dir := range a.RunDirs {
-			r := a.reading(line, dir, a.views[i])
+			r := a.reading(line, i)
 			if r.decision.Verdict > res.decision.Verdict && (r.decision.Verdict == Refuse || r.unfinished) {
 				// What the line writes stays the folder's reading's:
 				// a write inside the copy is thrown away with it.
@@ -157,18 +144,17 @@ func (a *ArgvTrigger) analyze(line string) *argvResult {
 	return res
 }
 
-// reading walks the line from the directory cwd (the folder, or a run
-// directory seen through its view) within the time bound.
-func (a *ArgvTrigger) reading(line, cwd string, view *copyView) *argvResult {
+// reading walks the line from the folder (run -1) or from the run
+// directory RunDirs[run], seen through its view (there only refusals
+// count: the reading is Indirect), within the time bound.
+func (a *ArgvTrigger) reading(line string, run int) *argvResult {
 	timeout := a.Timeout
 	if timeout <= 0 {
 		timeout = 200 * time.Millisecond
 	}
-	an := newAnalyzer(a, line, time.Now().Add(timeout))
-	if view != nil {
-		an.cwd, an.lstats.view = cwd, view
-		an.denyOnly = 1 // only refusals count
-	}
+	a.init()
+	j := &argvJudge{t: a}
+	j.r = a.reader.NewReading(line, time.Now().Add(timeout), j, run)
 	done := make(chan *argvResult, 1)
 	go func() {
 		defer func() {
@@ -178,7 +164,7 @@ func (a *ArgvTrigger) reading(line, cwd string, view *copyView) *argvResult {
 				done <- res
 			}
 		}()
-		done <- an.run()
+		done <- j.run()
 	}()
 	timer := time.NewTimer(timeout + timeout/2)
 	var res *argvResult
@@ -186,7 +172,7 @@ func (a *ArgvTrigger) reading(line, cwd string, view *copyView) *argvResult {
 	case res = <-done:
 		timer.Stop()
 	case <-timer.C:
-		an.abort.Store(true)
+		j.r.Abort()
 		res = a.failClosed(line, "the analysis of the line did not finish in time", nil)
 		res.timedOut, res.unfinished = true, true
 	}
@@ -255,16 +241,9 @@ func (a *ArgvTrigger) init() {
 		alts = append(alts, regexp.QuoteMeta(a.Home)+`(?:/|$|[\s'"])`)
 	}
 	a.mentionRe = regexp.MustCompile(strings.Join(alts, "|"))
-	a.base = newLstatCache(16)
-	a.base.fs = a.FS
-	for _, root := range []string{a.Folder, a.Scratch} {
-		if root != "" {
-			physicalDepth(root, 0, a.base)
-		}
-	}
-	a.views = nil
-	for _, dir := range a.RunDirs {
-		a.views = append(a.views, newCopyView(dir, a.Folder, a.Checkout))
+	a.reader = &bashread.Reader{
+		Folder: a.Folder, Scratch: a.Scratch, Home: a.Home, Env: a.Env, FS: a.FS,
+		Names: DeniedName, Prose: a.KernelFloor, RunDirs: a.RunDirs, Checkout: a.Checkout,
 	}
 	seen := map[string]bool{}
 	if a.Denylist != nil {

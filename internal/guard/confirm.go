@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"mvdan.cc/sh/v3/syntax"
+	"github.com/nodwyn/nodwyn/internal/guard/bashread"
 )
 
 // Mode is how confirms are answered in a run.
@@ -129,7 +129,7 @@ func (a *Approvals) matches(req Request) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if line, ok := commandLine(req); ok {
-		words, ok := simpleWords(line)
+		words, ok := bashread.SimpleWords(line)
 		if !ok {
 			return false
 		}
@@ -171,27 +171,4 @@ func (a *Approvals) matches(req Request) bool {
 		}
 	}
 	return false
-}
-
-// simpleWords returns the literal words of a line that is one simple
-// command without assignments, substitutions, expansions or redirections.
-func simpleWords(line string) ([]string, bool) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
-	if err != nil || len(f.Stmts) != 1 {
-		return nil, false
-	}
-	st := f.Stmts[0]
-	call, ok := st.Cmd.(*syntax.CallExpr)
-	if !ok || len(st.Redirs) > 0 || st.Background || st.Negated || len(call.Assigns) > 0 {
-		return nil, false
-	}
-	var words []string
-	for _, w := range call.Args {
-		lit := w.Lit()
-		if lit == "" || strings.ContainsAny(lit, "*?[{~") {
-			return nil, false
-		}
-		words = append(words, lit)
-	}
-	return words, len(words) > 0
 }

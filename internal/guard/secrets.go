@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/nodwyn/nodwyn/internal/guard/bashread"
 )
 
 // ContentScan is L1: what a file tool writes and what a command sends is
@@ -38,7 +40,7 @@ type exactSecret struct {
 
 type secretPattern struct {
 	kind  string
-	re    *lazyRegexp
+	re    *bashread.LazyRegexp
 	group int  // the submatch that is the secret (0: the whole match)
 	check bool // the secret must look random (entropy)
 	// valid, when set, must say yes to the secret as well (a docker auth
@@ -65,13 +67,13 @@ type secretPattern struct {
 	// anchored at each of those places only.
 	starts bool
 	first  string // the bytes a match can begin with (with starts)
-	anch   *lazyRegexp
+	anch   *bashread.LazyRegexp
 }
 
 func init() {
 	for i := range secretPatterns {
 		if p := &secretPatterns[i]; p.starts {
-			p.anch = lazyRE(`^(?:` + p.re.src + `)`)
+			p.anch = lazyRE(`^(?:` + p.re.String() + `)`)
 		}
 	}
 }
@@ -454,7 +456,7 @@ func (c *ContentScan) Check(_ context.Context, req Request) Decision {
 			what = "the " + p.Param + " to write"
 		}
 		if kind := c.Find(text); kind != "" {
-			if c.KeyRemovals && p.Role == RoleCommand && c.Find(withoutRemovedKeys(text)) == "" {
+			if c.KeyRemovals && p.Role == RoleCommand && c.Find(bashread.WithoutRemovedKeys(text)) == "" {
 				continue // a sanitizing sed: the key is what it removes
 			}
 			return Decision{Verdict: SecurityConfirm, Checker: c.Name(), Reason: fmt.Sprintf(

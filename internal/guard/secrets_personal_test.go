@@ -228,7 +228,7 @@ func TestLineWindowsFindWhatTheWholeTextDoes(t *testing.T) {
 				found++
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("pattern %s (%s) on %q: windows found %v, the whole text %v", p.kind, p.re.src, s, got, want)
+				t.Fatalf("pattern %s (%s) on %q: windows found %v, the whole text %v", p.kind, p.re.String(), s, got, want)
 			}
 		}
 	}

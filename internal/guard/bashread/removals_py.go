@@ -1,4 +1,4 @@
-package guard
+package bashread
 
 import (
 	"strings"
@@ -90,13 +90,13 @@ func isPyPrefix(code string, i int) bool {
 var (
 	// pyUnsafe: code that could do with a key more than replace it
 	// (re.compile is not the builtin compile).
-	pyUnsafe      = lazyRE(`(?:^|[^.\w])compile\s*\(|\b(?:exec|eval|__import__|getattr|globals|locals|def|class|lambda|socket|urllib|urllib3|requests|httpx|http|smtplib|ftplib|telnetlib|subprocess|system|popen|spawn\w*|pty|ctypes|pickle|marshal|webbrowser|xmlrpc|asyncio)\b`)
-	pyReplaceCall = lazyRE(`\.\s*replace\s*\(\s*$`)
-	pyReSubCall   = lazyRE(`\bre\s*\.\s*subn?\s*\(\s*$`)
-	pyCompileCall = lazyRE(`\bre\s*\.\s*compile\s*\(\s*$`)
-	pyCompileSub  = lazyRE(`^\s*(?:,\s*[\w.|\s]+)?\)\s*\.\s*subn?\s*\(\s*`)
-	pyDictStart   = lazyRE(`\b([A-Za-z_]\w*)\s*=\s*\{\s*$`)
-	pyIdent       = lazyRE(`[A-Za-z_]\w*`)
+	pyUnsafe      = Lazy(`(?:^|[^.\w])compile\s*\(|\b(?:exec|eval|__import__|getattr|globals|locals|def|class|lambda|socket|urllib|urllib3|requests|httpx|http|smtplib|ftplib|telnetlib|subprocess|system|popen|spawn\w*|pty|ctypes|pickle|marshal|webbrowser|xmlrpc|asyncio)\b`)
+	pyReplaceCall = Lazy(`\.\s*replace\s*\(\s*$`)
+	pyReSubCall   = Lazy(`\bre\s*\.\s*subn?\s*\(\s*$`)
+	pyCompileCall = Lazy(`\bre\s*\.\s*compile\s*\(\s*$`)
+	pyCompileSub  = Lazy(`^\s*(?:,\s*[\w.|\s]+)?\)\s*\.\s*subn?\s*\(\s*`)
+	pyDictStart   = Lazy(`\b([A-Za-z_]\w*)\s*=\s*\{\s*$`)
+	pyIdent       = Lazy(`[A-Za-z_]\w*`)
 )
 
 // blankPyRemovals returns Python code with the literals it only replaces
@@ -247,4 +247,4 @@ func pyTableUse(code, name string) bool {
 
 // pyTableLoop is for a, b in NAME.items(): x = x.replace(a, b), or
 // x = re.sub(a, b, x).
-var pyTableLoop = lazyRE(`\bfor\s+([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s+in\s+([A-Za-z_]\w*)\s*\.\s*items\s*\(\s*\)\s*:\s*([A-Za-z_]\w*)\s*=\s*(?:[A-Za-z_]\w*\s*\.\s*replace\s*\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\)|re\s*\.\s*sub\s*\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*,\s*[A-Za-z_]\w*\s*\))`)
+var pyTableLoop = Lazy(`\bfor\s+([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s+in\s+([A-Za-z_]\w*)\s*\.\s*items\s*\(\s*\)\s*:\s*([A-Za-z_]\w*)\s*=\s*(?:[A-Za-z_]\w*\s*\.\s*replace\s*\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\)|re\s*\.\s*sub\s*\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*,\s*[A-Za-z_]\w*\s*\))`)

@@ -1,9 +1,8 @@
-package guard
+package bashread
 
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,10 +30,10 @@ var pathVars = map[string]bool{
 	"CURL_HOME": true, "WGETRC": true, "NETRC": true, "INPUTRC": true, "ZDOTDIR": true,
 }
 
-var pathListSep = lazyRE(`[:\s]+`)
+var pathListSep = Lazy(`[:\s]+`)
 
 // varCarries judges a variable whose value carries a command or a path.
-func (an *analyzer) varCarries(name, v string) {
+func (an *Reading) varCarries(name, v string) {
 	switch {
 	case commandVars[name] || strings.HasPrefix(name, "GIT_CONFIG_VALUE"):
 		an.script(v, nil)
@@ -42,7 +41,7 @@ func (an *analyzer) varCarries(name, v string) {
 		for _, p := range pathListSep.Split(v, -1) {
 			p = strings.TrimPrefix(p, "--require=")
 			if p != "" && !strings.HasPrefix(p, "-") {
-				an.judge(p, roleOperand)
+				an.judge(p, UseOperand)
 			}
 		}
 	}
@@ -51,19 +50,19 @@ func (an *analyzer) varCarries(name, v string) {
 // script judges text that a shell will run (bash -c, eval, a here-doc fed
 // to a shell, a command-carrying option) with the given positional
 // arguments; its output is returned.
-func (an *analyzer) script(text string, pos []string) string {
+func (an *Reading) script(text string, pos []string) string {
 	return an.runScript(text, pos, false)
 }
 
 // scriptHere judges text the current shell runs (eval, source): its cd,
 // assignments and functions stay in effect for the rest of the line.
-func (an *analyzer) scriptHere(text string, pos []string) string {
+func (an *Reading) scriptHere(text string, pos []string) string {
 	return an.runScript(text, pos, true)
 }
 
-func (an *analyzer) runScript(text string, pos []string, here bool) string {
+func (an *Reading) runScript(text string, pos []string, here bool) string {
 	if strings.Contains(text, markBuilt) && encoderWords.MatchString(an.line) {
-		an.find(Refuse, "the line runs a script that a decoder makes up as it runs, which nodwyn cannot read before it runs, so it was refused and nothing of it ran; write the commands out plainly")
+		an.act(ActDecodedScript, "", "")
 	}
 	if dotglobLine.MatchString(text) {
 		an.dotglobSet = 2
@@ -111,7 +110,7 @@ func (an *analyzer) runScript(text string, pos []string, here bool) string {
 }
 
 // hasProse reports whether any of words is prose (markProse).
-func (an *analyzer) hasProse(words []*syntax.Word) bool {
+func (an *Reading) hasProse(words []*syntax.Word) bool {
 	for _, w := range words {
 		if an.prose[w] {
 			return true
@@ -120,7 +119,7 @@ func (an *analyzer) hasProse(words []*syntax.Word) bool {
 	return false
 }
 
-func (an *analyzer) call(c *syntax.CallExpr, stdin string) string {
+func (an *Reading) call(c *syntax.CallExpr, stdin string) string {
 	if len(c.Args) == 0 {
 		for _, as := range c.Assigns {
 			an.assign(as, false)
@@ -159,7 +158,7 @@ func (an *analyzer) call(c *syntax.CallExpr, stdin string) string {
 
 // exec judges one command's argv with its standard input and returns its
 // output as far as the analysis knows it.
-func (an *analyzer) exec(argv []string, stdin string) string {
+func (an *Reading) exec(argv []string, stdin string) string {
 	an.tick()
 	prose := an.proseArgs
 	an.proseArgs = nil
@@ -172,7 +171,7 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 			continue // prose no command opens (markProse)
 		}
 		allProse = allProse && i == 0
-		an.judge(w, roleMention)
+		an.judge(w, UseMention)
 	}
 	prog := argv[0]
 	args := argv[1:]
@@ -181,7 +180,7 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 		if strings.Contains(prog, markBuilt) {
 			an.built = true
 		}
-		an.operands(args, roleOperand)
+		an.operands(args, UseOperand)
 		return markUnknown
 	}
 	base := filepath.Base(prog)
@@ -206,16 +205,16 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 		switch sub {
 		case "log", "sessions", "undo", "scheme", "run":
 			if !(home || (cfg && data)) {
-				an.find(Refuse, fmt.Sprintf("%s %s reads nodwyn's own configuration and data directories, which nodwyn keeps off limits; nobody can approve that, so it was refused and nothing of it ran; give it a home of its own (HOME=$TMPDIR/h %s %s …) if you are testing nodwyn", base, sub, base, sub))
+				an.act(ActOwnDirs, base, sub)
 			}
 		}
 	}
 	if what := credentialPrinter(base, args); what != "" {
-		an.find(Refuse, fmt.Sprintf("%s reads %s, which nodwyn keeps off limits; nobody can approve that, so it was refused and nothing of it ran; do the task without it", base, what))
+		an.act(ActPrintsSecret, base, what)
 	}
 	if strings.Contains(prog, "/") {
-		an.judge(prog, roleProgram)
-		if !within(filepath.Clean(prog), "/usr") && !within(filepath.Clean(prog), "/bin") && !within(filepath.Clean(prog), "/sbin") {
+		an.judge(prog, UseProgram)
+		if !Within(filepath.Clean(prog), "/usr") && !Within(filepath.Clean(prog), "/bin") && !Within(filepath.Clean(prog), "/sbin") {
 			an.scriptFile(prog, args, false)
 		}
 	}
@@ -243,13 +242,13 @@ func (an *analyzer) exec(argv []string, stdin string) string {
 // builtin judges the shell's own builtins, whose effect is on the shell:
 // its directory, variables, positional parameters, options and what it
 // prints.
-func (an *analyzer) builtin(base string, args []string, stdin string, allProse bool) (string, bool) {
+func (an *Reading) builtin(base string, args []string, stdin string, allProse bool) (string, bool) {
 	switch base {
 	case "eval":
 		return an.scriptHere(strings.Join(args, " "), an.pos), true
 	case "source", ".":
 		if len(args) > 0 {
-			an.judge(args[0], roleOperand)
+			an.judge(args[0], UseOperand)
 			an.scriptFileIn(args[0], args[1:], true, true)
 		}
 		an.uncertain = an.uncertain || len(args) == 0
@@ -332,7 +331,7 @@ func (an *analyzer) builtin(base string, args []string, stdin string, allProse b
 }
 
 // cd follows cd and pushd.
-func (an *analyzer) cd(base string, args []string) string {
+func (an *Reading) cd(base string, args []string) string {
 	dir := ""
 	for i, a := range args {
 		if a == "--" {
@@ -354,7 +353,7 @@ func (an *analyzer) cd(base string, args []string) string {
 		dir = an.getVar("OLDPWD")
 	}
 	if dir == "" {
-		dir = an.t.Home
+		dir = an.rd.Home
 	}
 	// CDPATH: a relative name is looked up in each of its directories
 	// first; every candidate is judged, and the first that exists is
@@ -363,7 +362,7 @@ func (an *analyzer) cd(base string, args []string) string {
 		!strings.HasPrefix(dir, "./") && !strings.HasPrefix(dir, "../") && dir != "." && dir != ".." {
 		if strings.Contains(cdpath, markUnknown) || strings.Contains(cdpath, markBuilt) {
 			an.uncertain = true
-			an.judge(dir, roleOperand)
+			an.judge(dir, UseOperand)
 			an.cwdOK = false
 			return ""
 		}
@@ -373,13 +372,13 @@ func (an *analyzer) cd(base string, args []string) string {
 				c = "."
 			}
 			if c == "~" || strings.HasPrefix(c, "~/") {
-				c = an.t.Home + c[1:] // a tilde after ":" in an assignment
+				c = an.rd.Home + c[1:] // a tilde after ":" in an assignment
 			}
-			cand := joinRaw(c, dir)
+			cand := JoinRaw(c, dir)
 			if !filepath.IsAbs(c) {
-				cand = joinRaw(an.cwd, cand)
+				cand = JoinRaw(an.cwd, cand)
 			}
-			an.judge(cand, roleOperand)
+			an.judge(cand, UseOperand)
 			if fi, err := an.stat(an.unalias(cand)); chosen == "" && err == nil && fi.IsDir() {
 				chosen = cand
 			}
@@ -388,7 +387,7 @@ func (an *analyzer) cd(base string, args []string) string {
 			dir = chosen
 		}
 	}
-	an.judge(dir, roleOperand)
+	an.judge(dir, UseOperand)
 	if base == "pushd" {
 		an.dirs = append(an.dirs, an.cwd)
 	}
@@ -402,11 +401,11 @@ func (an *analyzer) cd(base string, args []string) string {
 }
 
 // base64 decodes its standard input with -d.
-func (an *analyzer) base64(base string, args []string, stdin string) string {
+func (an *Reading) base64(base string, args []string, stdin string) string {
 	if !hasAny(args, "-d", "--decode", "-D") {
 		return an.generic(base, args, stdin)
 	}
-	an.operands(args, roleOperand)
+	an.operands(args, UseOperand)
 	b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(stdin), ""))
 	if err != nil || strings.Contains(stdin, markUnknown) {
 		return markBuilt
@@ -417,11 +416,11 @@ func (an *analyzer) base64(base string, args []string, stdin string) string {
 }
 
 // unhex reverses xxd -r's hex dump and rev's lines.
-func (an *analyzer) unhex(base string, args []string, stdin string) string {
+func (an *Reading) unhex(base string, args []string, stdin string) string {
 	if base == "xxd" && !hasAny(args, "-r") {
 		return an.generic(base, args, stdin)
 	}
-	an.operands(args, roleOperand)
+	an.operands(args, UseOperand)
 	if base == "rev" && !strings.Contains(stdin, markUnknown) {
 		var lines []string
 		for _, l := range strings.Split(strings.TrimSuffix(stdin, "\n"), "\n") {
@@ -450,15 +449,6 @@ func remote(a string) bool {
 	return !strings.HasPrefix(a, "-") && (strings.HasPrefix(a, "rsync://") || i > 0 && !strings.Contains(a[:i], "/"))
 }
 
-func isHarmlessDev(v string) bool {
-	for _, s := range systemOK {
-		if within(filepath.Clean(v), s) {
-			return true
-		}
-	}
-	return false
-}
-
 func hasAny(args []string, opts ...string) bool {
 	for _, a := range args {
 		for _, o := range opts {
@@ -480,30 +470,30 @@ func indexOf(args []string, s string) int {
 }
 
 // write records a path the line writes.
-func (an *analyzer) write(p string) {
-	if p == "" || p == "-" || strings.Contains(p, markUnknown) || an.denyOnly > 0 {
+func (an *Reading) write(p string) {
+	if p == "" || p == "-" || strings.Contains(p, markUnknown) || an.indirect > 0 {
 		return
 	}
 	if !filepath.IsAbs(p) {
-		p = joinRaw(an.cwd, p)
+		p = JoinRaw(an.cwd, p)
 	}
 	an.writes = append(an.writes, filepath.Clean(an.unalias(p)))
 }
 
 // operands judges a program's arguments (opts with no roles) and returns
 // the plain operands.
-func (an *analyzer) operands(args []string, ro role) []string { return an.opts(args, ro, nil, nil) }
+func (an *Reading) operands(args []string, ro Use) []string { return an.opts(args, ro, nil, nil) }
 
 // opts judges a program's arguments. The value of an option in roles ("-o
 // v", "-ov", "--output v", "--output=v", or a long option with one dash
 // named in roles as it is) is used in its role: a path read, written or
-// searched, a command line (roleRun), text (roleMention); fn, when not
+// searched, a command line (roleRun), text (UseMention); fn, when not
 // nil, is told of every such option. Another option's attached value that
 // looks like a path is a path it reads. The plain operands (with @file and
 // key=value values) are judged in the role ro and returned; with roleNone
 // they are returned as they are, for the caller to judge, and with roleRest
 // the first one and all that follow are (a wrapper's command).
-func (an *analyzer) opts(args []string, ro role, roles map[string]role, fn func(opt string, r role, v string)) []string {
+func (an *Reading) opts(args []string, ro Use, roles map[string]Use, fn func(opt string, r Use, v string)) []string {
 	var plain []string
 	endOpts := false
 	for i := 0; i < len(args); i++ {
@@ -516,15 +506,15 @@ func (an *analyzer) opts(args []string, ro role, roles map[string]role, fn func(
 			plain = append(plain, a)
 		case isPlain:
 			if k, v, ok := strings.Cut(a, "="); ok && !strings.Contains(k, "/") && k != "" {
-				if looksLikePath(v) {
+				if an.looksLikePath(v) {
 					an.judge(v, ro)
 				}
-				an.judge(a, roleMention)
+				an.judge(a, UseMention)
 				plain = append(plain, a)
 				continue
 			}
 			if v, ok := strings.CutPrefix(a, "@"); ok && v != "" {
-				an.judge(v, roleOperand)
+				an.judge(v, UseOperand)
 				continue
 			}
 			an.judge(a, ro)
@@ -542,8 +532,8 @@ func (an *analyzer) opts(args []string, ro role, roles map[string]role, fn func(
 			}
 			if !ok {
 				// An attached value that looks like a path.
-				if v = strings.TrimPrefix(v, "@"); attached && looksLikePath(v) {
-					an.judge(v, roleOperand)
+				if v = strings.TrimPrefix(v, "@"); attached && an.looksLikePath(v) {
+					an.judge(v, UseOperand)
 				}
 				continue
 			}
@@ -555,15 +545,15 @@ func (an *analyzer) opts(args []string, ro role, roles map[string]role, fn func(
 				v = args[i]
 			}
 			switch r {
-			case roleOperand, roleRecursive, roleWrite:
+			case UseOperand, UseRecursive, UseWrite:
 				an.judge(v, r)
-				if r == roleWrite {
+				if r == UseWrite {
 					an.write(v)
 				}
 			case roleScriptFile:
-				an.judge(v, roleOperand)
+				an.judge(v, UseOperand)
 			case roleRun: // and a path it names (nc -e /bin/sh)
-				an.judge(v, roleOperand)
+				an.judge(v, UseOperand)
 				an.script(v, nil)
 			}
 			if fn != nil {
@@ -579,13 +569,13 @@ func (an *analyzer) opts(args []string, ro role, roles map[string]role, fn func(
 
 // optRoles makes an option table from lines "role: -o --opt …", the roles
 // named as in roleNames.
-func optRoles(lines ...string) map[string]role {
-	m := map[string]role{}
+func optRoles(lines ...string) map[string]Use {
+	m := map[string]Use{}
 	for _, l := range lines {
 		name, opts, _ := strings.Cut(l, ":")
 		r, ok := roleNames[name]
 		if !ok {
-			panic("guard: no role " + name)
+			panic("bashread: no role " + name)
 		}
 		for _, o := range strings.Fields(opts) {
 			m[o] = r
@@ -594,15 +584,17 @@ func optRoles(lines ...string) map[string]role {
 	return m
 }
 
-func looksLikePath(v string) bool {
+// looksLikePath reports whether a value may name a file: a path, a
+// value the reading cannot know, or a name the Reader's Names wants.
+func (an *Reading) looksLikePath(v string) bool {
 	return strings.Contains(v, "/") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, ".") ||
-		strings.Contains(v, markUnknown) || strings.Contains(v, markBuilt) || DeniedName(v)
+		strings.Contains(v, markUnknown) || strings.Contains(v, markBuilt) || (an.rd.Names != nil && an.rd.Names(v))
 }
 
-var recursiveFlag = lazyRE(`^-[A-Za-z]*[rRa][A-Za-z]*$|^--recursive$|^--archive$`)
+var recursiveFlag = Lazy(`^-[A-Za-z]*[rRa][A-Za-z]*$|^--recursive$|^--archive$`)
 
 // commandCmd: command -v names a command; otherwise command runs it.
-func (an *analyzer) commandCmd(base string, args []string, stdin string) string {
+func (an *Reading) commandCmd(base string, args []string, stdin string) string {
 	if len(args) > 0 && (args[0] == "-v" || args[0] == "-V") {
 		return ""
 	}
@@ -610,12 +602,12 @@ func (an *analyzer) commandCmd(base string, args []string, stdin string) string 
 }
 
 // parallel runs its operands as a command line, with its input's words.
-func (an *analyzer) parallel(base string, args []string, stdin string) string {
+func (an *Reading) parallel(base string, args []string, stdin string) string {
 	an.uncertain = true
 	return an.script(strings.Join(an.opts(args, roleRest, nil, nil), " "), nil)
 }
 
-func (an *analyzer) busybox(base string, args []string, stdin string) string {
+func (an *Reading) busybox(base string, args []string, stdin string) string {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		return an.exec(args, stdin)
 	}
@@ -623,21 +615,21 @@ func (an *analyzer) busybox(base string, args []string, stdin string) string {
 }
 
 // watch runs its operands as a command line.
-func (an *analyzer) watch(base string, args []string, stdin string) string {
+func (an *Reading) watch(base string, args []string, stdin string) string {
 	return an.script(strings.Join(an.opts(args, roleRest, lookup(base).roles, nil), " "), nil)
 }
 
 // chroot runs its command in a whole tree.
-func (an *analyzer) chroot(base string, args []string, stdin string) string {
+func (an *Reading) chroot(base string, args []string, stdin string) string {
 	if len(args) > 0 {
-		an.judge(args[0], roleRecursive)
+		an.judge(args[0], UseRecursive)
 		return an.exec(args[1:], stdin)
 	}
 	return ""
 }
 
 // su and script run -c's command (-qc: a cluster that ends in c).
-func (an *analyzer) su(base string, args []string, stdin string) string {
+func (an *Reading) su(base string, args []string, stdin string) string {
 	for i, a := range args {
 		short := len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, "c")
 		if (short || a == "--command") && i+1 < len(args) {
@@ -651,7 +643,7 @@ func (an *analyzer) su(base string, args []string, stdin string) string {
 }
 
 // rsync to or from another host is a network tool, otherwise a copy.
-func (an *analyzer) rsync(base string, args []string, stdin string) string {
+func (an *Reading) rsync(base string, args []string, stdin string) string {
 	if slices.ContainsFunc(args, remote) {
 		an.reaches(base)
 		return an.network(base, args, stdin)
@@ -660,7 +652,7 @@ func (an *analyzer) rsync(base string, args []string, stdin string) string {
 }
 
 // rm -rf is a hard trigger.
-func (an *analyzer) rm(base string, args []string, stdin string) string {
+func (an *Reading) rm(base string, args []string, stdin string) string {
 	r, f := false, false
 	for _, a := range args {
 		short := strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--")
@@ -668,23 +660,23 @@ func (an *analyzer) rm(base string, args []string, stdin string) string {
 		f = f || a == "--force" || short && strings.Contains(a, "f")
 	}
 	if r && f {
-		an.find(Confirm, "rm -rf removes a whole tree for good; a person is asked")
+		an.act(ActRemovesTree, base, "")
 	}
 	return an.generic(base, args, stdin)
 }
 
 // dd reads if= and writes of=.
-func (an *analyzer) dd(base string, args []string, stdin string) string {
+func (an *Reading) dd(base string, args []string, stdin string) string {
 	for _, a := range args {
 		k, v, _ := strings.Cut(a, "=")
 		switch k {
 		case "if":
-			an.judge(v, roleOperand)
+			an.judge(v, UseOperand)
 		case "of":
-			an.judge(v, roleWrite)
+			an.judge(v, UseWrite)
 			an.write(v)
-			if strings.HasPrefix(v, "/dev/") && !isHarmlessDev(v) {
-				an.find(Confirm, "dd writes to the device "+v+", which destroys what is on it; a person is asked")
+			if strings.HasPrefix(v, "/dev/") {
+				an.act(ActDeviceWrite, base, v)
 			}
 		}
 	}
@@ -693,7 +685,7 @@ func (an *analyzer) dd(base string, args []string, stdin string) string {
 
 // envCmd looks through env: its options (-S splits a command line), its
 // assignments and the command.
-func (an *analyzer) envCmd(base string, args []string, stdin string) string {
+func (an *Reading) envCmd(base string, args []string, stdin string) string {
 	saved := an.vars
 	an.vars = make(map[string]expand.Variable, len(saved))
 	for k, v := range saved {
@@ -701,12 +693,12 @@ func (an *analyzer) envCmd(base string, args []string, stdin string) string {
 	}
 	defer func() { an.vars = saved }()
 	split := ""
-	rest := an.opts(args, roleRest, lookup(base).roles, func(_ string, r role, v string) {
+	rest := an.opts(args, roleRest, lookup(base).roles, func(_ string, r Use, v string) {
 		switch r {
 		case roleValue:
 			split = v
 		case roleCwd:
-			an.judge(v, roleOperand)
+			an.judge(v, UseOperand)
 			an.setCwd(v)
 		}
 	})
@@ -730,7 +722,7 @@ func (an *analyzer) envCmd(base string, args []string, stdin string) string {
 
 // shell judges sh/bash: -c script, a script file, or the script on its
 // standard input.
-func (an *analyzer) shell(base string, args []string, stdin string) string {
+func (an *Reading) shell(base string, args []string, stdin string) string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -748,7 +740,7 @@ func (an *analyzer) shell(base string, args []string, stdin string) string {
 			return ""
 		case a == "-o" || a == "-O" || a == "--rcfile" || a == "--init-file":
 			if i+1 < len(args) {
-				an.judge(args[i+1], roleOperand)
+				an.judge(args[i+1], UseOperand)
 			}
 			i++
 		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
@@ -756,7 +748,7 @@ func (an *analyzer) shell(base string, args []string, stdin string) string {
 				return an.script(stdin, args[i+1:])
 			}
 		default:
-			an.judge(a, roleOperand)
+			an.judge(a, UseOperand)
 			an.scriptFile(a, args[i+1:], true)
 			return markUnknown
 		}
@@ -770,19 +762,19 @@ const maxScript = 64 << 10
 // scriptFile judges what a script file that already exists will run: a
 // shell script is walked as a line, other code is scanned like a
 // one-liner's. Reading a file runs nothing.
-func (an *analyzer) scriptFile(name string, pos []string, shellScript bool) {
+func (an *Reading) scriptFile(name string, pos []string, shellScript bool) {
 	an.scriptFileIn(name, pos, shellScript, false)
 }
 
 // scriptFileIn is scriptFile; with here the script runs in the current
 // shell (source, .).
-func (an *analyzer) scriptFileIn(name string, pos []string, shellScript, here bool) {
+func (an *Reading) scriptFileIn(name string, pos []string, shellScript, here bool) {
 	if name == "" || name == "-" || strings.Contains(name, markUnknown) || strings.Contains(name, markBuilt) {
 		return
 	}
 	p := name
 	if !filepath.IsAbs(p) {
-		p = joinRaw(an.cwd, p)
+		p = JoinRaw(an.cwd, p)
 	}
 	text := an.readFile(p)
 	if strings.Contains(text, markUnknown) {
@@ -792,44 +784,43 @@ func (an *analyzer) scriptFileIn(name string, pos []string, shellScript, here bo
 	if strings.HasPrefix(first, "#!") {
 		shellScript = shebangShell.MatchString(first)
 	}
-	// Only the denylist judges what a script does: its other paths are
-	// the program's business, as any program's are.
-	before := an.best.Verdict
-	an.denyOnly++
-	unc, built := an.uncertain, an.built
-	_, written := an.vfiles[an.abs(p)]
-	switch {
-	case shellScript && here:
-		an.scriptHere(text, pos)
-	case shellScript:
-		an.script(text, pos)
-	case written:
-		// Code the line itself wrote is judged as a one-liner's is.
-		an.code(text)
-	default:
-		an.scanText(text, true)
-	}
-	an.uncertain, an.built = unc, built
-	an.denyOnly--
-	if an.best.Verdict > before {
-		an.best.Reason = "the line runs " + name + ", and " + an.best.Reason
-	}
+	// What a script does is read as Indirect: its paths are the
+	// program's business, as any program's are (the guard judges only
+	// what is off limits).
+	an.j.Script(an, name, func() {
+		an.indirect++
+		unc, built := an.uncertain, an.built
+		_, written := an.vfiles[an.abs(p)]
+		switch {
+		case shellScript && here:
+			an.scriptHere(text, pos)
+		case shellScript:
+			an.script(text, pos)
+		case written:
+			// Code the line itself wrote is read as a one-liner's is.
+			an.code(text)
+		default:
+			an.scanText(text, true)
+		}
+		an.uncertain, an.built = unc, built
+		an.indirect--
+	})
 }
 
 // encoderWords are the programs that turn an encoded text back into a
 // script (a script from awk or sed is ordinary work: awk '{print "mv "$1}' | sh).
-var encoderWords = lazyRE(`\b(?:base64|base32|basenc|openssl|xxd|uudecode|gunzip|zcat|bzcat|xzcat|unxz|unzstd|zstdcat|uncompress)\b|\b(?:gzip|bzip2|xz|zstd)\s+(?:-\w*d|--decompress)`)
+var encoderWords = Lazy(`\b(?:base64|base32|basenc|openssl|xxd|uudecode|gunzip|zcat|bzcat|xzcat|unxz|unzstd|zstdcat|uncompress)\b|\b(?:gzip|bzip2|xz|zstd)\s+(?:-\w*d|--decompress)`)
 
-var shebangShell = lazyRE(`^#!\s*\S*/(?:env\s+)?(?:ba|da|z|k|a|mk)?sh\b`)
+var shebangShell = Lazy(`^#!\s*\S*/(?:env\s+)?(?:ba|da|z|k|a|mk)?sh\b`)
 
 // xargs hands its input's words to the command it runs.
-func (an *analyzer) xargs(base string, args []string, stdin string) string {
+func (an *Reading) xargs(base string, args []string, stdin string) string {
 	repl := ""
-	cmd := an.opts(args, roleRest, lookup(base).roles, func(opt string, r role, v string) {
+	cmd := an.opts(args, roleRest, lookup(base).roles, func(opt string, r Use, v string) {
 		switch r {
 		case roleValue: // -I, --replace
 			repl = v
-		case roleOperand: // -a, --arg-file
+		case UseOperand: // -a, --arg-file
 			stdin = an.readFile(v)
 		}
 	})
@@ -879,7 +870,7 @@ func joinMarkers(words []string) []string {
 	return out
 }
 
-func (an *analyzer) printf(args []string) string {
+func (an *Reading) printf(args []string) string {
 	if len(args) > 1 && args[0] == "-v" {
 		if len(args) > 2 {
 			an.setVar(args[1], an.format(args[2], args[3:]))
@@ -898,7 +889,7 @@ func (an *analyzer) printf(args []string) string {
 }
 
 // format is printf's output: the format is reused while arguments remain.
-func (an *analyzer) format(format string, args []string) string {
+func (an *Reading) format(format string, args []string) string {
 	var b strings.Builder
 	for i := 0; i < 64; i++ {
 		s, n, err := expand.Format(an.cfg(), format, args)
@@ -916,7 +907,7 @@ func (an *analyzer) format(format string, args []string) string {
 
 // read assigns standard input to variables; every line of it is judged as
 // a path, since a while-read loop exists to hand its lines to a command.
-func (an *analyzer) read(base string, args []string, stdin string) string {
+func (an *Reading) read(base string, args []string, stdin string) string {
 	var names []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -939,7 +930,7 @@ func (an *analyzer) read(base string, args []string, stdin string) string {
 	}
 	lines := strings.Split(strings.TrimSuffix(stdin, "\n"), "\n")
 	for _, l := range lines {
-		an.judge(l, roleOperand)
+		an.judge(l, UseOperand)
 	}
 	if base != "read" {
 		an.vars[names[0]] = expand.Variable{Set: true, Kind: expand.Indexed, List: lines}
@@ -967,8 +958,8 @@ func (an *analyzer) read(base string, args []string, stdin string) string {
 
 // namesOnly judges a program that prints names, not contents; its output
 // is what it names.
-func (an *analyzer) namesOnly(base string, args []string, stdin string) string {
-	plain := an.operands(args, roleOperand)
+func (an *Reading) namesOnly(base string, args []string, stdin string) string {
+	plain := an.operands(args, UseOperand)
 	if base == "fd" || base == "fdfind" {
 		if len(plain) > 1 {
 			plain = plain[1:]
@@ -988,7 +979,7 @@ func (an *analyzer) namesOnly(base string, args []string, stdin string) string {
 		case "realpath", "readlink":
 			q := p
 			if !filepath.IsAbs(q) {
-				q = joinRaw(an.cwd, q)
+				q = JoinRaw(an.cwd, q)
 			}
 			out.WriteString(an.phys(q) + "\n")
 		case "dirname":
@@ -998,7 +989,7 @@ func (an *analyzer) namesOnly(base string, args []string, stdin string) string {
 		default:
 			q := p
 			if !filepath.IsAbs(q) {
-				q = joinRaw(an.cwd, q)
+				q = JoinRaw(an.cwd, q)
 			}
 			if base == "ls" && !strings.ContainsAny(q, markUnknown+markBuilt) {
 				if fi, err := an.stat(an.unalias(q)); err == nil && !fi.IsDir() {
@@ -1021,7 +1012,7 @@ func (an *analyzer) namesOnly(base string, args []string, stdin string) string {
 
 // splitCluster splits a cluster of short options (-xzf) into one word
 // each; what follows one that takes a value is its value (-fx.tar).
-func splitCluster(a string, roles map[string]role) []string {
+func splitCluster(a string, roles map[string]Use) []string {
 	if _, ok := roles[a]; ok || len(a) <= 2 || a[0] != '-' || a[1] == '-' {
 		return []string{a}
 	}
@@ -1038,14 +1029,14 @@ func splitCluster(a string, roles map[string]role) []string {
 
 // listFile judges every line of a file that lists the paths a program
 // archives or copies ("-" is standard input).
-func (an *analyzer) listFile(name, stdin string) {
+func (an *Reading) listFile(name, stdin string) {
 	text := stdin
 	if name != "-" {
 		text = an.readFile(name)
 	}
 	for _, l := range strings.Split(text, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
-			an.judge(l, roleRecursive)
+			an.judge(l, UseRecursive)
 		}
 	}
 }
@@ -1056,8 +1047,8 @@ func isAlnum(c byte) bool {
 
 // link records links and bind mounts the line makes, so that later paths
 // through them are judged by where they lead.
-func (an *analyzer) link(base string, args []string, stdin string) string {
-	plain := an.operands(args, roleOperand)
+func (an *Reading) link(base string, args []string, stdin string) string {
+	plain := an.operands(args, UseOperand)
 	if base == "mount" && !hasAny(args, "--bind", "-B", "--rbind", "-o") {
 		return ""
 	}
@@ -1066,17 +1057,17 @@ func (an *analyzer) link(base string, args []string, stdin string) string {
 		link := plain[len(plain)-1]
 		if !filepath.IsAbs(target) {
 			if base == "ln" && !hasAny(args, "-r", "--relative") {
-				target = filepath.Join(filepath.Dir(joinRaw(an.cwd, link)), target)
+				target = filepath.Join(filepath.Dir(JoinRaw(an.cwd, link)), target)
 			} else {
-				target = joinRaw(an.cwd, target)
+				target = JoinRaw(an.cwd, target)
 			}
 		}
 		if !filepath.IsAbs(link) {
-			link = joinRaw(an.cwd, link)
+			link = JoinRaw(an.cwd, link)
 		}
 		an.aliases[filepath.Clean(link)] = filepath.Clean(target)
 		an.write(link)
-		an.judge(target, roleRecursive)
+		an.judge(target, UseRecursive)
 	}
 	return ""
 }

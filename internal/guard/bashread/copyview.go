@@ -1,4 +1,4 @@
-package guard
+package bashread
 
 import (
 	"io/fs"
@@ -34,7 +34,7 @@ const (
 // host returns the path to look up on disk for p, which is p itself
 // outside the copy.
 func (v *copyView) host(p string) (string, viewKind) {
-	if v == nil || !within(p, v.root) {
+	if v == nil || !Within(p, v.root) {
 		return p, viewHost
 	}
 	rest := p[len(v.root):]
@@ -51,7 +51,7 @@ func (v *copyView) host(p string) (string, viewKind) {
 
 // back turns a host path found inside the checkout into the copy's path.
 func (v *copyView) back(h string) string {
-	if v == nil || !within(h, v.checkout) {
+	if v == nil || !Within(h, v.checkout) {
 		return h
 	}
 	return v.root + h[len(v.checkout):]
@@ -62,7 +62,7 @@ func (v *copyView) back(h string) string {
 // relative to it, the copy's root is dir without that ending and it copies
 // the checkout; otherwise dir stands for the folder alone.
 func newCopyView(dir, folder, checkout string) *copyView {
-	if checkout != "" && within(folder, checkout) {
+	if checkout != "" && Within(folder, checkout) {
 		if rel, err := filepath.Rel(checkout, folder); err == nil {
 			if rel == "." {
 				return &copyView{root: dir, checkout: checkout}
@@ -78,7 +78,7 @@ func newCopyView(dir, folder, checkout string) *copyView {
 // readSmall returns the content of the small regular file p as a command
 // reading it would get it, through the view; a FIFO, a device or a file
 // over the cap is an error, never a wait (fsview.ReadSmallFile).
-func (an *analyzer) readSmall(p string, max int64) ([]byte, error) {
+func (an *Reading) readSmall(p string, max int64) ([]byte, error) {
 	h, kind := an.hostPath(p)
 	if kind == viewHidden {
 		return nil, os.ErrNotExist
@@ -88,7 +88,7 @@ func (an *analyzer) readSmall(p string, max int64) ([]byte, error) {
 
 // stat describes p as a command reaches it (links followed: phys
 // resolves them), through the view.
-func (an *analyzer) stat(p string) (fs.FileInfo, error) {
+func (an *Reading) stat(p string) (fs.FileInfo, error) {
 	h, kind := an.hostPath(an.phys(p))
 	if kind == viewHidden {
 		return nil, os.ErrNotExist
@@ -97,7 +97,7 @@ func (an *analyzer) stat(p string) (fs.FileInfo, error) {
 }
 
 // readDir lists a directory, through the view (without .git in a copy).
-func (an *analyzer) readDir(p string) ([]fs.DirEntry, error) {
+func (an *Reading) readDir(p string) ([]fs.DirEntry, error) {
 	h, kind := an.hostPath(p)
 	if kind == viewHidden {
 		return nil, os.ErrNotExist
@@ -116,7 +116,7 @@ func (an *analyzer) readDir(p string) ([]fs.DirEntry, error) {
 }
 
 // hostPath is p's host path through the reading's view.
-func (an *analyzer) hostPath(p string) (string, viewKind) {
+func (an *Reading) hostPath(p string) (string, viewKind) {
 	if an.lstats == nil {
 		return p, viewHost
 	}

@@ -1,4 +1,4 @@
-package guard
+package bashread
 
 import (
 	"strings"
@@ -25,11 +25,11 @@ import (
 
 // proseOff matches a line on which echo, printf or git may not be the
 // programs they are.
-var proseOff = lazyRE(`\b(?:alias|enable|hash)\b|PATH\+?=|\b(?:echo|printf|git)\s*\(\s*\)|\bfunction\s+(?:echo|printf|git)\b`)
+var proseOff = Lazy(`\b(?:alias|enable|hash)\b|PATH\+?=|\b(?:echo|printf|git)\s*\(\s*\)|\bfunction\s+(?:echo|printf|git)\b`)
 
 // markProse records the prose words of the parsed line in an.prose and
 // returns the line with them blanked.
-func (an *analyzer) markProse(f *syntax.File) string {
+func (an *Reading) markProse(f *syntax.File) string {
 	if proseOff.MatchString(an.line) {
 		return an.line
 	}
@@ -192,7 +192,7 @@ func plainWord(w *syntax.Word) (string, bool) {
 
 // commitMessageFlag matches git commit's and git tag's short flags that
 // take no value, ending in m (-m, -am, -sm).
-var commitMessageFlag = lazyRE(`^-[asnvqef]*m$`)
+var commitMessageFlag = Lazy(`^-[asnvqef]*m$`)
 
 // commitMessages returns the message words of git commit or git tag
 // (args follow "git").

@@ -1,4 +1,4 @@
-package guard
+package bashread
 
 // The parsers of the programs whose arguments need code of their own
 // (programs names them): git, tar, sed, grep, awk, find, the interpreters
@@ -7,7 +7,6 @@ package guard
 
 import (
 	"encoding/base64"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +15,7 @@ import (
 // findCmd judges find: its roots, the files its actions write, and
 // -exec's command with {} standing for anything under the roots. Its output
 // is its roots, marked as trees.
-func (an *analyzer) findCmd(base string, args []string, stdin string) string {
+func (an *Reading) findCmd(base string, args []string, stdin string) string {
 	var roots []string
 	i := 0
 	for i < len(args) && (args[i] == "-H" || args[i] == "-L" || args[i] == "-P" || strings.HasPrefix(args[i], "-O") || args[i] == "-D") {
@@ -33,7 +32,7 @@ func (an *analyzer) findCmd(base string, args []string, stdin string) string {
 		roots = []string{"."}
 	}
 	for _, r := range roots {
-		an.judge(r, roleOperand)
+		an.judge(r, UseOperand)
 	}
 	var out strings.Builder
 	for _, r := range roots {
@@ -59,13 +58,13 @@ func (an *analyzer) findCmd(base string, args []string, stdin string) string {
 			}
 		case "-fprint", "-fprint0", "-fprintf", "-fls":
 			if i+1 < len(args) {
-				an.judge(args[i+1], roleWrite)
+				an.judge(args[i+1], UseWrite)
 				an.write(args[i+1])
 				i++
 			}
 		case "-newer", "-anewer", "-cnewer", "-samefile":
 			if i+1 < len(args) {
-				an.judge(args[i+1], roleOperand)
+				an.judge(args[i+1], UseOperand)
 				i++
 			}
 		case "-delete":
@@ -100,17 +99,17 @@ var (
 
 // gitCommandKeys are git configuration keys whose value is a command (or a
 // path whose content runs).
-var gitCommandKeys = lazyRE(`(?i)^(core\.(fsmonitor|pager|sshcommand|editor|askpass|hookspath|gitproxy|worktree)|diff\..*\.(command|textconv)|diff\.external|merge\..*\.driver|filter\..*\.(clean|smudge|process)|sequence\.editor|credential\..*helper|credential\.helper|uploadpack\.packobjectshook|pager\..*|alias\..*|gpg\.program|gpg\..*\.program|protocol\..*|remote\..*\.(uploadpack|receivepack|proxy)|url\..*|http\..*\.(sslcert|sslkey|cookiefile)|http\.(sslcert|sslkey|cookiefile)|include\.path|includeif\..*)$`)
+var gitCommandKeys = Lazy(`(?i)^(core\.(fsmonitor|pager|sshcommand|editor|askpass|hookspath|gitproxy|worktree)|diff\..*\.(command|textconv)|diff\.external|merge\..*\.driver|filter\..*\.(clean|smudge|process)|sequence\.editor|credential\..*helper|credential\.helper|uploadpack\.packobjectshook|pager\..*|alias\..*|gpg\.program|gpg\..*\.program|protocol\..*|remote\..*\.(uploadpack|receivepack|proxy)|url\..*|http\..*\.(sslcert|sslkey|cookiefile)|http\.(sslcert|sslkey|cookiefile)|include\.path|includeif\..*)$`)
 
 // git judges git: -C, -c with command-carrying keys, --upload-pack and its
 // kin, ext:: transports, and git push as a hard trigger.
-func (an *analyzer) git(base string, args []string, stdin string) string {
+func (an *Reading) git(base string, args []string, stdin string) string {
 	saved, savedOK := an.cwd, an.cwdOK
 	defer func() { an.cwd, an.cwdOK = saved, savedOK }()
-	rest := an.opts(args, roleRest, lookup(base).roles, func(opt string, r role, v string) {
+	rest := an.opts(args, roleRest, lookup(base).roles, func(opt string, r Use, v string) {
 		switch {
 		case r == roleCwd:
-			an.judge(v, roleOperand)
+			an.judge(v, UseOperand)
 			an.setCwd(v)
 		case opt == "-c":
 			an.gitConfig(v)
@@ -130,7 +129,7 @@ func (an *analyzer) git(base string, args []string, stdin string) string {
 	case "fetch", "clone", "pull", "ls-remote":
 		roles = gitFetchRoles
 	}
-	plain := an.opts(rest, roleNone, roles, func(_ string, r role, v string) {
+	plain := an.opts(rest, roleNone, roles, func(_ string, r Use, v string) {
 		if r == roleValue {
 			an.gitConfig(v)
 		}
@@ -143,11 +142,11 @@ func (an *analyzer) git(base string, args []string, stdin string) string {
 		}
 	}
 	if why := gitDestructive(sub, rest); why != "" {
-		an.find(Confirm, why+"; a person is asked")
+		an.act(ActGitLoses, sub, why)
 	}
 	switch sub {
 	case "push":
-		an.find(Confirm, "git push changes a remote repository; a person is asked")
+		an.act(ActGitPush, sub, "")
 	case "config":
 		var kv []string
 		for _, a := range rest {
@@ -160,23 +159,23 @@ func (an *analyzer) git(base string, args []string, stdin string) string {
 		}
 		for j, a := range rest {
 			if (a == "-f" || a == "--file") && j+1 < len(rest) {
-				an.judge(rest[j+1], roleWrite)
+				an.judge(rest[j+1], UseWrite)
 			}
 		}
 		return markUnknown
 	case "clone", "fetch", "pull", "ls-remote", "submodule", "remote":
-		an.find(Confirm, "git "+sub+" reaches a remote repository over the network; a person is asked")
+		an.act(ActGitRemote, sub, "")
 		if sub == "clone" {
 			// A local clone copies the whole repository it names.
 			if len(plain) > 0 && !strings.Contains(plain[0], "://") && !strings.Contains(plain[0], "@") {
-				an.judge(plain[0], roleRecursive)
+				an.judge(plain[0], UseRecursive)
 			}
 		}
 	case "commit", "tag":
 		// -m and -F: the message is text; -F's file is read.
 		for j, a := range rest {
 			if (a == "-F" || a == "--file") && j+1 < len(rest) {
-				an.judge(rest[j+1], roleOperand)
+				an.judge(rest[j+1], UseOperand)
 			}
 		}
 		return markUnknown
@@ -184,35 +183,24 @@ func (an *analyzer) git(base string, args []string, stdin string) string {
 		// What the repository holds is read: a repository whose work
 		// tree holds a protected directory (a home directory kept in
 		// git) may hold its files.
-		if an.cwdOK && an.t.Denylist != nil {
-			if ok, dir := an.t.Denylist.ancestorOfDenied(an.cwd, an.phys(an.cwd)); ok && an.gitTop(an.cwd) {
-				an.find(Refuse, fmt.Sprintf("git %s reads the repository at %s, which holds %s, a directory nodwyn keeps off limits because it holds credentials; nobody can approve that, so it was refused and nothing of it ran", sub, an.cwd, dir))
-			} else if top := an.gitTopDir(an.cwd); an.lstats.view != nil && top != "" {
-				// A working copy has no .git: git finds the repository
-				// of a directory that holds the copy (a home directory
-				// kept in git).
-				if ok, dir := an.t.Denylist.ancestorOfDenied(top, an.phys(top)); ok {
-					an.find(Refuse, fmt.Sprintf("git %s reads the repository at %s (a working copy has no .git of its own), which holds %s, a directory nodwyn keeps off limits because it holds credentials; nobody can approve that, so it was refused and nothing of it ran; use the git tools, which show the folder's own repository", sub, top, dir))
-				}
-			}
-		}
+		an.act(ActGitReadsRepo, sub, "")
 		if sub == "grep" {
 			// git grep -O CMD (--open-files-in-pager) runs CMD on what matched.
-			an.opts(rest, roleNone, gitGrepRoles, func(_ string, _ role, v string) {})
+			an.opts(rest, roleNone, gitGrepRoles, func(_ string, _ Use, v string) {})
 			return an.grep("grep", rest, stdin)
 		}
 	case "status", "add", "rm", "mv", "checkout", "restore", "switch", "reset", "branch", "rev-parse", "merge", "rebase", "cherry-pick", "init", "apply", "bisect", "worktree", "describe", "shortlog", "am", "clean", "notes":
 	}
-	an.operands(rest, roleOperand)
+	an.operands(rest, UseOperand)
 	return markUnknown
 }
 
-func (an *analyzer) gitConfig(kv string) {
+func (an *Reading) gitConfig(kv string) {
 	k, v, _ := strings.Cut(kv, "=")
-	an.judge(v, roleMention)
+	an.judge(v, UseMention)
 	if !gitCommandKeys.MatchString(k) {
-		if looksLikePath(v) {
-			an.judge(v, roleOperand)
+		if an.looksLikePath(v) {
+			an.judge(v, UseOperand)
 		}
 		return
 	}
@@ -223,12 +211,12 @@ func (an *analyzer) gitConfig(kv string) {
 			an.script(s, nil)
 		}
 	case strings.HasSuffix(lk, "hookspath") || strings.HasSuffix(lk, "worktree") || strings.HasPrefix(lk, "include") || strings.Contains(lk, "ssl") || strings.Contains(lk, "cookiefile"):
-		an.judge(v, roleRecursive)
-		if lk == "core.hookspath" && !an.t.Sandbox {
-			an.find(SecurityConfirm, "git -c core.hooksPath makes git run hooks from "+v+"; a person is asked")
+		an.judge(v, UseRecursive)
+		if lk == "core.hookspath" {
+			an.act(ActGitHooks, "git", v)
 		}
 	case strings.HasPrefix(lk, "protocol.") || strings.HasPrefix(lk, "url."):
-		an.find(Confirm, "git -c "+k+" changes how git reaches remotes; a person is asked")
+		an.act(ActGitRemoteConfig, "git", k)
 	default:
 		an.script(v, nil)
 	}
@@ -250,10 +238,10 @@ var (
 
 // tar judges tar by its options' roles, in old-style bundles (czf) and
 // clusters (-xzf) too.
-func (an *analyzer) tar(base string, args []string, stdin string) string {
-	roles, ro := tarCreateRoles, roleRecursive
+func (an *Reading) tar(base string, args []string, stdin string) string {
+	roles, ro := tarCreateRoles, UseRecursive
 	if tarExtracts(args) {
-		roles, ro = tarExtractRoles, roleMention
+		roles, ro = tarExtractRoles, UseMention
 	}
 	var words []string
 	for j, a := range args {
@@ -262,7 +250,7 @@ func (an *analyzer) tar(base string, args []string, stdin string) string {
 		}
 		words = append(words, splitCluster(a, roles)...)
 	}
-	an.opts(words, ro, roles, func(opt string, _ role, v string) {
+	an.opts(words, ro, roles, func(opt string, _ Use, v string) {
 		switch opt {
 		case "--checkpoint-action":
 			if c, ok := strings.CutPrefix(v, "exec="); ok {
@@ -275,14 +263,14 @@ func (an *analyzer) tar(base string, args []string, stdin string) string {
 	return markUnknown
 }
 
-var sedExec = lazyRE(`(?:^|[;\n{}])\s*(?:[0-9$]+|/[^/]*/)?(?:,\s*(?:[0-9$]+|/[^/]*/))?\s*e(?:\s+([^;\n}]*))?`)
-var sedFile = lazyRE(`(?:^|[;\n{}]|/[gpIiMm0-9]*)\s*[rRwW]\s+([^;\n}]+)`)
+var sedExec = Lazy(`(?:^|[;\n{}])\s*(?:[0-9$]+|/[^/]*/)?(?:,\s*(?:[0-9$]+|/[^/]*/))?\s*e(?:\s+([^;\n}]*))?`)
+var sedFile = Lazy(`(?:^|[;\n{}]|/[gpIiMm0-9]*)\s*[rRwW]\s+([^;\n}]+)`)
 
 // sed judges sed: its script (e executes, r/w name files), its files.
-func (an *analyzer) sed(base string, args []string, stdin string) string {
+func (an *Reading) sed(base string, args []string, stdin string) string {
 	var scripts []string
 	explicit := false
-	files := an.opts(args, roleNone, lookup(base).roles, func(_ string, r role, v string) {
+	files := an.opts(args, roleNone, lookup(base).roles, func(_ string, r Use, v string) {
 		explicit = true
 		if r == roleScript {
 			scripts = append(scripts, v)
@@ -295,7 +283,7 @@ func (an *analyzer) sed(base string, args []string, stdin string) string {
 	}
 	inPlace := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--in-place") })
 	for _, s := range scripts {
-		an.judge(s, roleMention)
+		an.judge(s, UseMention)
 		for _, m := range sedExec.FindAllStringSubmatch(s, -1) {
 			if strings.TrimSpace(m[1]) != "" {
 				an.script(m[1], nil)
@@ -308,14 +296,14 @@ func (an *analyzer) sed(base string, args []string, stdin string) string {
 		}
 		for _, m := range sedFile.FindAllStringSubmatch(s, -1) {
 			f := strings.TrimSpace(m[1])
-			an.judge(f, roleOperand)
+			an.judge(f, UseOperand)
 			if strings.ContainsAny(strings.TrimSpace(m[0])[:1], "wW") {
 				an.write(f)
 			}
 		}
 	}
 	for _, f := range files {
-		an.judge(f, roleOperand)
+		an.judge(f, UseOperand)
 		if inPlace {
 			an.write(f)
 		}
@@ -360,9 +348,9 @@ func sedSubst(s string) bool {
 
 // grep judges grep and its kin: the pattern is text, the rest are paths;
 // rg --pre runs a command on every file.
-func (an *analyzer) grep(base string, args []string, stdin string) string {
+func (an *Reading) grep(base string, args []string, stdin string) string {
 	explicit := false
-	rest := an.opts(args, roleNone, lookup(base).roles, func(_ string, r role, v string) {
+	rest := an.opts(args, roleNone, lookup(base).roles, func(_ string, r Use, v string) {
 		if r == roleValue { // rg --pre
 			an.exec(append(strings.Fields(v), an.cwd+"/"+markTree), "")
 		}
@@ -372,59 +360,56 @@ func (an *analyzer) grep(base string, args []string, stdin string) string {
 		rest = rest[1:]
 	}
 	rec := lookup(base).rec == recAlways || slices.ContainsFunc(args, func(a string) bool { return recursiveFlag.MatchString(a) && strings.ContainsAny(a, "rR") })
-	ro := roleOperand
+	ro := UseOperand
 	if rec {
-		ro = roleRecursive
+		ro = UseRecursive
 	}
 	if plain := an.operands(rest, ro); rec && len(plain) == 0 {
-		an.judge(".", roleRecursive)
+		an.judge(".", UseRecursive)
 	}
 	return markUnknown
 }
 
 // awk judges an awk program as code and its files as operands.
-func (an *analyzer) awk(base string, args []string, stdin string) string {
+func (an *Reading) awk(base string, args []string, stdin string) string {
 	explicit := false
-	rest := an.opts(args, roleNone, lookup(base).roles, func(_ string, r role, _ string) {
+	rest := an.opts(args, roleNone, lookup(base).roles, func(_ string, r Use, _ string) {
 		explicit = explicit || r == roleScriptFile
 	})
 	if !explicit && len(rest) > 0 {
 		an.code(awkRegexps(rest[0]))
 		rest = rest[1:]
 	}
-	an.operands(rest, roleOperand)
+	an.operands(rest, UseOperand)
 	return markBuilt
 }
 
 // code judges an interpreter's code string.
-func (an *analyzer) code(s string) {
+func (an *Reading) code(s string) {
 	an.scanText(s, true)
-	if an.t.Denylist == nil {
-		return
-	}
 	// Encoded literals are judged as the code they decode to.
 	an.decodedLiterals(s)
 	// String literals put together ('.s' + 'sh', "~/.s" "sh",
 	// ''.join(['.','s','s','h'])) are judged joined: all of the code's
 	// literals, one after another.
-	an.deniedNames(literalConcat(s))
+	an.j.Code(an, literalConcat(s), true)
 	// Each pattern runs only where one of its literal parts is in the
 	// code: a long script written by a here-doc stays within the bound.
 	home := homeAccess.MatchString(s)
 	switch {
 	case home && containsAny(s, "walk(", "glob(", "scandir(", "listdir(", "readdir", "Dir.", "opendir(", "Find.find", "%", "{", "$") &&
 		fileRead.MatchString(s) && (homePlaceholder.MatchString(s) || treeWalk.MatchString(s)):
-		an.find(Refuse, "the code on the line reads files in the home directory by a name it fills in or finds as it runs, which nodwyn cannot check against the directories it keeps off limits, so it was refused and nothing of it ran; write the path out plainly")
+		an.act(ActCodeFillsHome, an.prog, "")
 	case containsAny(s, "decode", "hex", "zlib", "marshal", "pack(", "Buffer.from", "atob(") &&
 		decodeExec.MatchString(s) && (execCall.MatchString(s) || openDecoded.MatchString(s)):
-		an.find(Refuse, "the code on the line runs code it decodes first, which nodwyn cannot read before it runs, so it was refused and nothing of it ran; write the code out plainly")
+		an.act(ActCodeRunsDecoded, an.prog, "")
 	case home && containsAny(s, "chr(", "ord(", "\\", "decode", "hex", "rot13", "[::-1]", "reverse", "fromCharCode", "pack(") && obfuscated.MatchString(s):
-		an.find(Refuse, "the code on the line reaches into the home directory with a name it puts together or decodes, which nodwyn cannot check against the directories it keeps off limits, so it was refused and nothing of it ran; write the path out plainly")
+		an.act(ActCodeBuildsHome, an.prog, "")
 	}
 }
 
 // decodedLiterals judges what base64 literals in text decode to.
-func (an *analyzer) decodedLiterals(text string) {
+func (an *Reading) decodedLiterals(text string) {
 	for _, lit := range b64Literal.FindAllString(text, 64) {
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
 			if b, err := enc.DecodeString(lit); err == nil && printable(b) {
@@ -435,29 +420,15 @@ func (an *analyzer) decodedLiterals(text string) {
 	}
 }
 
-// deniedNames refuses code that holds the name of a denied directory or
-// a /proc entry nodwyn keeps off limits.
-func (an *analyzer) deniedNames(code string) {
-	for _, n := range an.t.codeNames {
-		if strings.Contains(code, n) {
-			an.deny(n, n)
-			return
-		}
-	}
-	if an.mentionsProc(code) {
-		an.deny("/proc", "/proc/*/environ")
-	}
-}
-
 var (
-	homePlaceholder = lazyRE(`["']~/[^"'\n]*(?:%[sr]|\{)|\$\w+/\$\w+`)
-	treeWalk        = lazyRE(`\bwalk\(|\brglob\(|\bglob\(|\bscandir\(|\blistdir\(|readdirSync\(|\breaddir\(|Dir\.(?:glob|children|entries|each_child)|\bopendir\(|\bFind\.find`)
-	fileRead        = lazyRE(`\bopen\(|read_text|read_bytes|readFile|File\.read|file_get_contents|\bsystem\(|popen|subprocess|\bexec|` + "`" + `|copy|shutil|\bsend|urlopen|requests\.`)
-	openDecoded     = lazyRE(`(?:\bopen|readFile\w*|File\.read|file_get_contents)\s*\([^)]*(?:b64decode|b32decode|fromhex|unhexlify|atob|decode_base64|Buffer\.from)`)
-	b64Literal      = lazyRE(`[A-Za-z0-9+/]{6,}={0,2}`)
-	decodeExec      = lazyRE(`b64decode|b32decode|a85decode|fromhex|unhexlify|codecs\.decode|zlib\.decompress|marshal\.loads|pack\(["']H|decode_base64|Buffer\.from\([^)]*base64|atob\(`)
-	execCall        = lazyRE(`\bexec\(|\beval\b|\bcompile\(|Function\(|\bsystem\(|\bpopen|\bspawn|\bsubprocess\b|` + "`")
-	homeAccess      = lazyRE(`expanduser|homedir|Dir\.home|Path\.home|\$ENV\{\s*["']?HOME|ENV\[["']HOME|environ(?:\.get\(|\[)\s*["']HOME|getenv\(\s*["']HOME|process\.env\.HOME|\$HOME|(?:^|[\s(=,` + "`" + `])~(?:/|["'])|["']~/|` + tildeAsPath)
+	homePlaceholder = Lazy(`["']~/[^"'\n]*(?:%[sr]|\{)|\$\w+/\$\w+`)
+	treeWalk        = Lazy(`\bwalk\(|\brglob\(|\bglob\(|\bscandir\(|\blistdir\(|readdirSync\(|\breaddir\(|Dir\.(?:glob|children|entries|each_child)|\bopendir\(|\bFind\.find`)
+	fileRead        = Lazy(`\bopen\(|read_text|read_bytes|readFile|File\.read|file_get_contents|\bsystem\(|popen|subprocess|\bexec|` + "`" + `|copy|shutil|\bsend|urlopen|requests\.`)
+	openDecoded     = Lazy(`(?:\bopen|readFile\w*|File\.read|file_get_contents)\s*\([^)]*(?:b64decode|b32decode|fromhex|unhexlify|atob|decode_base64|Buffer\.from)`)
+	b64Literal      = Lazy(`[A-Za-z0-9+/]{6,}={0,2}`)
+	decodeExec      = Lazy(`b64decode|b32decode|a85decode|fromhex|unhexlify|codecs\.decode|zlib\.decompress|marshal\.loads|pack\(["']H|decode_base64|Buffer\.from\([^)]*base64|atob\(`)
+	execCall        = Lazy(`\bexec\(|\beval\b|\bcompile\(|Function\(|\bsystem\(|\bpopen|\bspawn|\bsubprocess\b|` + "`")
+	homeAccess      = Lazy(`expanduser|homedir|Dir\.home|Path\.home|\$ENV\{\s*["']?HOME|ENV\[["']HOME|environ(?:\.get\(|\[)\s*["']HOME|getenv\(\s*["']HOME|process\.env\.HOME|\$HOME|(?:^|[\s(=,` + "`" + `])~(?:/|["'])|["']~/|` + tildeAsPath)
 	// tildeAsPath is a string that is only "~" used where it makes a
 	// path: a call's or a list's first item (expanduser('~'),
 	// join('~', …), ['~', '.ssh']), concatenated with more ('~' + '/…',
@@ -466,7 +437,7 @@ var (
 	// stand-in for an unprintable byte ('~' if b > 126 else chr(b),
 	// .replace('\x00', '~'), '~' * 40), is none of these.
 	tildeAsPath = `[\[(]\s*[rRbBuUfF]?["']~["']\s*[,)\]]|["']~["']\s*(?:\+|\.\s*["'$@]|\.\s*(?:join|format)\b)|%\s*\(?\s*["']~["']|\{\s*["']~["']\s*\}|\w\s*=\s*[rRbBuUfF]?["']~["']\s*(?:[;\n]|$)`
-	obfuscated  = lazyRE(`\bchr\(|\bord\(|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|b64decode|fromhex|unhexlify|rot13|\[::-1\]|\.reverse\(\)|reversed\(|String\.fromCharCode|\bpack\(`)
+	obfuscated  = Lazy(`\bchr\(|\bord\(|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|b64decode|fromhex|unhexlify|rot13|\[::-1\]|\.reverse\(\)|reversed\(|String\.fromCharCode|\bpack\(`)
 )
 
 // printable reports whether decoded bytes look like text.
@@ -484,10 +455,10 @@ func printable(b []byte) bool {
 
 // interp judges an interpreter: -c/-e code, a script file, code on its
 // standard input.
-func (an *analyzer) interp(base string, args []string, stdin string) string {
+func (an *Reading) interp(base string, args []string, stdin string) string {
 	codeOpts := map[string]bool{"-c": true, "-e": true, "-E": true, "-r": true, "--eval": true, "-p": true, "--print": true}
 	sawCode := false
-	ro := roleOperand
+	ro := UseOperand
 	var rest []string
 	for j := 0; j < len(args); j++ {
 		a := args[j]
@@ -507,24 +478,24 @@ func (an *analyzer) interp(base string, args []string, stdin string) string {
 			j++
 		case a == "-m" && j+1 < len(args):
 			if args[j+1] == "http.server" || args[j+1] == "SimpleHTTPServer" {
-				ro = roleRecursive // it serves a whole tree
+				ro = UseRecursive // it serves a whole tree
 			}
 			j++
 			sawCode = true
 		case (a == "-S" || a == "-t") && base == "php":
-			ro = roleRecursive
+			ro = UseRecursive
 		case a == "-" || a == "--":
 		case strings.HasPrefix(a, "-"):
 		default:
-			an.judge(a, roleOperand)
+			an.judge(a, UseOperand)
 			an.scriptFile(a, nil, false)
 			sawCode = true
 		}
 	}
 	// A script's or a module's arguments may be paths it reads or serves.
 	an.operands(rest, ro)
-	if ro == roleRecursive && len(an.operands(rest, roleMention)) == 0 && !hasAny(rest, "--directory", "-d") {
-		an.judge(".", roleRecursive)
+	if ro == UseRecursive && len(an.operands(rest, UseMention)) == 0 && !hasAny(rest, "--directory", "-d") {
+		an.judge(".", UseRecursive)
 	}
 	if !sawCode || hasAny(args, "-") {
 		an.code(stdin)
@@ -535,7 +506,7 @@ func (an *analyzer) interp(base string, args []string, stdin string) string {
 // network judges a network tool: the local files it reads, writes or
 // runs (its options' roles); scp's and rsync's local operands are copied
 // whole.
-func (an *analyzer) network(base string, args []string, stdin string) string {
+func (an *Reading) network(base string, args []string, stdin string) string {
 	if base == "socat" {
 		for _, a := range args {
 			if strings.HasPrefix(a, "-") && len(a) > 1 {
@@ -548,12 +519,12 @@ func (an *analyzer) network(base string, args []string, stdin string) string {
 				an.script(cmd, nil)
 			case "FILE", "OPEN", "CREATE", "GOPEN", "PIPE", "UNIX-CONNECT", "UNIX-LISTEN":
 				p, _, _ := strings.Cut(rest, ",")
-				an.judge(p, roleOperand)
+				an.judge(p, UseOperand)
 			}
 		}
 		return markUnknown
 	}
-	ro := roleOperand
+	ro := UseOperand
 	switch base {
 	case "ssh", "sftp", "mosh", "scp", "rsync":
 		ro = roleNone
@@ -569,7 +540,7 @@ func (an *analyzer) network(base string, args []string, stdin string) string {
 		}
 		args = words
 	}
-	plain := an.opts(args, ro, lookup(base).roles, func(opt string, r role, v string) {
+	plain := an.opts(args, ro, lookup(base).roles, func(opt string, r Use, v string) {
 		switch {
 		case opt == "--files-from":
 			an.listFile(v, "")
@@ -580,22 +551,22 @@ func (an *analyzer) network(base string, args []string, stdin string) string {
 			case "proxycommand", "localcommand", "knownhostscommand":
 				an.script(v, nil)
 			case "identityfile", "userknownhostsfile", "certificatefile", "controlpath":
-				an.judge(v, roleOperand)
+				an.judge(v, UseOperand)
 			}
 		default: // curl's data and forms: @file, <file
 			if i := strings.Index(v, "@"); i >= 0 {
 				f, _, _ := strings.Cut(v[i+1:], ";")
-				an.judge(f, roleOperand)
+				an.judge(f, UseOperand)
 			} else if i := strings.Index(v, "<"); i >= 0 && (opt == "-F" || opt == "--form") {
-				an.judge(v[i+1:], roleOperand)
+				an.judge(v[i+1:], UseOperand)
 			}
-			an.operands([]string{v}, roleOperand)
+			an.operands([]string{v}, UseOperand)
 		}
 	})
 	if base == "scp" || base == "rsync" {
 		for _, a := range plain {
 			if !remote(a) {
-				an.judge(a, roleRecursive)
+				an.judge(a, UseRecursive)
 			}
 		}
 	}
@@ -748,11 +719,11 @@ func containsAny(s string, subs ...string) bool {
 
 // gitTop reports whether dir is, or is inside, a git work tree (a .git
 // found going up from dir).
-func (an *analyzer) gitTop(dir string) bool { return an.gitTopDir(dir) != "" }
+func (an *Reading) gitTop(dir string) bool { return an.gitTopDir(dir) != "" }
 
 // gitTopDir is the directory of the first .git found going up from dir, or
 // "".
-func (an *analyzer) gitTopDir(dir string) string {
+func (an *Reading) gitTopDir(dir string) string {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if h, kind := an.hostPath(filepath.Join(d, ".git")); kind != viewHidden {
 			if _, err := an.fs.Lstat(h); err == nil {
@@ -766,7 +737,7 @@ func (an *analyzer) gitTopDir(dir string) string {
 }
 
 // tarBundle is tar's old-style first word (xzf, cvf, tf).
-var tarBundle = lazyRE(`^[A-Za-z]+$`)
+var tarBundle = Lazy(`^[A-Za-z]+$`)
 
 // tarExtracts reports whether a tar command extracts or lists (x, t,
 // --extract, --get, --list) rather than creates or appends.

@@ -1,4 +1,4 @@
-package guard
+package bashread
 
 import (
 	"slices"
@@ -26,7 +26,7 @@ type cmdSpec struct {
 	envArgs bool
 	// roles: options whose value is used in a role of its own (a
 	// directory the command runs in: roleCwd).
-	roles map[string]role
+	roles map[string]Use
 	rec   recursion
 	// writes: which operands the program writes.
 	writes writes
@@ -35,12 +35,11 @@ type cmdSpec struct {
 	// stdinList: the option that makes it read the names of the files it
 	// archives from its standard input ("-" always, "" never).
 	stdinList string
-	// network: an ordinary confirm, since what it sends leaves the
-	// machine; confirm: an ordinary confirm's reason (a hard trigger),
-	// after the program's name.
-	network bool
-	confirm string
-	parse   func(an *analyzer, base string, args []string, stdin string) string
+	// network: it reaches the network (ActNetwork); destroys: it
+	// destroys what is on its target, a disk (ActDestroys).
+	network  bool
+	destroys bool
+	parse    func(an *Reading, base string, args []string, stdin string) string
 }
 
 type recursion uint8
@@ -70,17 +69,17 @@ const (
 
 // Roles of an option's value beyond those of a path (see opts).
 const (
-	roleNone       role = -1 - iota // not judged here: the caller does
-	roleCwd                         // the directory the command runs in
-	roleRun                         // a command line it runs
-	roleScript                      // the program's own script or pattern (sed -e, grep -e)
-	roleScriptFile                  // a file that holds it (sed -f), read
-	roleValue                       // a value the program's parser reads
-	roleRest                        // (opts) the operands from the first on: a command
+	roleNone       Use = -1 - iota // not judged here: the caller does
+	roleCwd                        // the directory the command runs in
+	roleRun                        // a command line it runs
+	roleScript                     // the program's own script or pattern (sed -e, grep -e)
+	roleScriptFile                 // a file that holds it (sed -f), read
+	roleValue                      // a value the program's parser reads
+	roleRest                       // (opts) the operands from the first on: a command
 )
 
-var roleNames = map[string]role{
-	"text": roleMention, "read": roleOperand, "tree": roleRecursive, "write": roleWrite, "cwd": roleCwd,
+var roleNames = map[string]Use{
+	"text": UseMention, "read": UseOperand, "tree": UseRecursive, "write": UseWrite, "cwd": roleCwd,
 	"run": roleRun, "script": roleScript, "script-file": roleScriptFile, "value": roleValue,
 }
 
@@ -104,33 +103,33 @@ func progTable() map[string]*cmdSpec {
 
 func makePrograms() {
 	var (
-		netTool   = &cmdSpec{network: true, parse: (*analyzer).network}
+		netTool   = &cmdSpec{network: true, parse: (*Reading).network}
 		copyRoles = optRoles("read: -i -F --files-from", "run: -e -S --rsh --rsync-path")
-		ssh       = &cmdSpec{network: true, roles: optRoles("read: -i -F -S -E", "value: -o"), parse: (*analyzer).network}
-		netcat    = &cmdSpec{network: true, roles: optRoles("run: -e -c --exec --sh-exec"), parse: (*analyzer).network}
+		ssh       = &cmdSpec{network: true, roles: optRoles("read: -i -F -S -E", "value: -o"), parse: (*Reading).network}
+		netcat    = &cmdSpec{network: true, roles: optRoles("run: -e -c --exec --sh-exec"), parse: (*Reading).network}
 		decoder   = &cmdSpec{out: outBuilt}
 		archiver  = &cmdSpec{rec: recAlways}
 		contents  = &cmdSpec{out: outContents}
-		names     = &cmdSpec{parse: (*analyzer).namesOnly}
+		names     = &cmdSpec{parse: (*Reading).namesOnly}
 		touches   = &cmdSpec{writes: writesOperands}
 		copier    = &cmdSpec{rec: recFlag, writes: writesLast}
-		destroyer = &cmdSpec{writes: writesOperands, confirm: "destroys what is on its target; a person is asked"}
+		destroyer = &cmdSpec{writes: writesOperands, destroys: true}
 		grepRoles = optRoles("script: -e --regexp", "script-file: -f --file", "value: --pre",
 			"text: -g --glob -t --type -m -A -B -C --max-count --include --exclude")
-		grepper   = &cmdSpec{rec: recFlag, roles: grepRoles, parse: (*analyzer).grep}
-		rg        = &cmdSpec{rec: recAlways, roles: grepRoles, parse: (*analyzer).grep}
-		awk       = &cmdSpec{roles: optRoles("script-file: -f --file", "text: -v -F"), parse: (*analyzer).awk}
-		sed       = &cmdSpec{roles: optRoles("script: -e --expression", "script-file: -f --file"), parse: (*analyzer).sed}
-		tar       = &cmdSpec{parse: (*analyzer).tar}
-		interp    = &cmdSpec{parse: (*analyzer).interp}
-		shellSpec = &cmdSpec{parse: (*analyzer).shell}
-		linker    = &cmdSpec{parse: (*analyzer).link}
+		grepper   = &cmdSpec{rec: recFlag, roles: grepRoles, parse: (*Reading).grep}
+		rg        = &cmdSpec{rec: recAlways, roles: grepRoles, parse: (*Reading).grep}
+		awk       = &cmdSpec{roles: optRoles("script-file: -f --file", "text: -v -F"), parse: (*Reading).awk}
+		sed       = &cmdSpec{roles: optRoles("script: -e --expression", "script-file: -f --file"), parse: (*Reading).sed}
+		tar       = &cmdSpec{parse: (*Reading).tar}
+		interp    = &cmdSpec{parse: (*Reading).interp}
+		shellSpec = &cmdSpec{parse: (*Reading).shell}
+		linker    = &cmdSpec{parse: (*Reading).link}
 		onCPU     = &cmdSpec{wrapper: true, skip: 1} // taskset MASK, chrt PRIORITY
 		proxy     = &cmdSpec{wrapper: true, opts: "-f"}
 		mover     = &cmdSpec{writes: writesLast}
 		sevenZ    = &cmdSpec{rec: recAlways, stdinList: "@"}
-		busybox   = &cmdSpec{parse: (*analyzer).busybox}
-		su        = &cmdSpec{parse: (*analyzer).su}
+		busybox   = &cmdSpec{parse: (*Reading).busybox}
+		su        = &cmdSpec{parse: (*Reading).su}
 	)
 
 	programs = map[string]*cmdSpec{
@@ -158,14 +157,14 @@ func makePrograms() {
 		"catchsegv": plainWrapper, "torsocks": plainWrapper, "caffeinate": plainWrapper, "sg": plainWrapper,
 		"unshare": plainWrapper, "firejail": plainWrapper, "bwrap": plainWrapper, "fakeroot": plainWrapper,
 		"eatmydata": plainWrapper, "tsp": plainWrapper, "ts": plainWrapper,
-		"command":  {parse: (*analyzer).commandCmd},
-		"parallel": {parse: (*analyzer).parallel},
-		"env":      {parse: (*analyzer).envCmd, roles: optRoles("value: -S --split-string", "cwd: -C --chdir", "text: -u --unset")},
+		"command":  {parse: (*Reading).commandCmd},
+		"parallel": {parse: (*Reading).parallel},
+		"env":      {parse: (*Reading).envCmd, roles: optRoles("value: -S --split-string", "cwd: -C --chdir", "text: -u --unset")},
 		"busybox":  busybox, "toybox": busybox,
-		"xargs": {parse: (*analyzer).xargs, roles: optRoles("value: -I --replace", "read: -a --arg-file",
+		"xargs": {parse: (*Reading).xargs, roles: optRoles("value: -I --replace", "read: -a --arg-file",
 			"text: -n -L -P -s -d -E -e --max-args --delimiter --max-procs")},
-		"watch":  {opts: "-n --interval", parse: (*analyzer).watch}, // -d takes no value (--differences[=permanent])
-		"chroot": {parse: (*analyzer).chroot},
+		"watch":  {opts: "-n --interval", parse: (*Reading).watch}, // -d takes no value (--differences[=permanent])
+		"chroot": {parse: (*Reading).chroot},
 		"su":     su, "script": su,
 		// shells and interpreters
 		"sh": shellSpec, "bash": shellSpec, "dash": shellSpec, "zsh": shellSpec, "ksh": shellSpec,
@@ -178,9 +177,9 @@ func makePrograms() {
 		// what prints contents, names or made-up text
 		"cat": contents, "tac": contents, "sort": contents, "uniq": contents, "head": contents, "tail": contents,
 		"tee":    {writes: writesOperands, out: outStdin},
-		"base64": {parse: (*analyzer).base64},
-		"xxd":    {parse: (*analyzer).unhex}, "rev": {parse: (*analyzer).unhex},
-		"find": {parse: (*analyzer).findCmd},
+		"base64": {parse: (*Reading).base64},
+		"xxd":    {parse: (*Reading).unhex}, "rev": {parse: (*Reading).unhex},
+		"find": {parse: (*Reading).findCmd},
 		"ls":   names, "fd": names, "fdfind": names, "locate": names, "tree": names, "realpath": names,
 		"readlink": names, "dirname": names, "basename": names,
 		"base32": decoder, "openssl": decoder, "gpg": decoder, "tr": decoder, "uudecode": decoder,
@@ -192,27 +191,27 @@ func makePrograms() {
 		"zip": {rec: recAlways, stdinList: "-@"},
 		"7z":  sevenZ, "7za": sevenZ,
 		"cpio":   {rec: recAlways, stdinList: "-"},
-		"rsync":  {rec: recAlways, writes: writesLast, roles: copyRoles, parse: (*analyzer).rsync},
+		"rsync":  {rec: recAlways, writes: writesLast, roles: copyRoles, parse: (*Reading).rsync},
 		"restic": archiver, "borg": archiver, "duplicity": archiver, "mksquashfs": archiver,
 		"cp": copier, "mv": mover, "install": mover, "ditto": mover, "patch": mover,
 		"diff":  {rec: recFlag},
-		"rm":    {rec: recFlag, writes: writesOperands, parse: (*analyzer).rm},
+		"rm":    {rec: recFlag, writes: writesOperands, parse: (*Reading).rm},
 		"touch": touches, "mkdir": touches, "rmdir": touches, "truncate": touches, "chmod": touches,
 		"chown": touches, "unlink": touches,
 		"ln": linker, "mount": linker, "bindfs": linker,
-		"dd": {parse: (*analyzer).dd},
-		"git": {parse: (*analyzer).git, roles: optRoles("cwd: -C", "value: -c --config-env",
+		"dd": {parse: (*Reading).dd},
+		"git": {parse: (*Reading).git, roles: optRoles("cwd: -C", "value: -c --config-env",
 			"tree: --git-dir --work-tree --exec-path --namespace")},
 		// what destroys a disk
 		"mke2fs": destroyer, "wipefs": destroyer, "fdisk": destroyer, "sfdisk": destroyer, "parted": destroyer,
 		"shred": destroyer,
 		// the network
-		"curl": {network: true, parse: (*analyzer).network, roles: optRoles(
+		"curl": {network: true, parse: (*Reading).network, roles: optRoles(
 			"value: -F --form -d --data --data-binary --data-raw --data-urlencode --json",
 			"read: -T --upload-file -K --config -E --cert --key --cacert -b --cookie --netrc-file",
 			"write: -o --output -c --cookie-jar -D --dump-header")},
 		"ssh": ssh, "sftp": ssh, "mosh": ssh,
-		"scp":  {network: true, roles: optRoles("read: -i -F --files-from", "run: -e -S --rsh --rsync-path", "value: -o"), parse: (*analyzer).network},
+		"scp":  {network: true, roles: optRoles("read: -i -F --files-from", "run: -e -S --rsh --rsync-path", "value: -o"), parse: (*Reading).network},
 		"wget": netTool, "nc": netcat, "ncat": netcat, "netcat": netcat, "socat": netTool, "telnet": netTool, "ftp": netTool, "lftp": netTool,
 		"tftp": netTool, "aria2c": netTool, "http": netTool, "https": netTool, "xh": netTool,
 		"sshpass":     {network: true, wrapper: true, opts: "-p -f -d -P", roles: optRoles("read: -f")}, // -f FILE: the password sent
@@ -224,10 +223,10 @@ func makePrograms() {
 	for _, sp := range programs {
 		for _, o := range strings.Fields(sp.opts) {
 			if sp.roles == nil {
-				sp.roles = map[string]role{}
+				sp.roles = map[string]Use{}
 			}
 			if _, ok := sp.roles[o]; !ok {
-				sp.roles[o] = roleMention
+				sp.roles[o] = UseMention
 			}
 		}
 	}
@@ -254,12 +253,12 @@ func lookup(base string) *cmdSpec {
 }
 
 // program judges a program by its spec.
-func (an *analyzer) program(sp *cmdSpec, base string, args []string, stdin string) string {
+func (an *Reading) program(sp *cmdSpec, base string, args []string, stdin string) string {
 	if sp.network {
 		an.reaches(base)
 	}
-	if sp.confirm != "" {
-		an.find(Confirm, base+" "+sp.confirm)
+	if sp.destroys {
+		an.act(ActDestroys, base, "")
 	}
 	switch {
 	case sp.parse != nil:
@@ -270,24 +269,24 @@ func (an *analyzer) program(sp *cmdSpec, base string, args []string, stdin strin
 	return an.generic(base, args, stdin)
 }
 
-// reaches is the ordinary confirm of a program that reaches the network.
-func (an *analyzer) reaches(base string) {
-	an.find(Confirm, base+" reaches the network; a person is asked, since what it sends leaves the machine")
+// reaches tells that the program base reaches the network.
+func (an *Reading) reaches(base string) {
+	an.act(ActNetwork, base, "")
 }
 
 // wrapped looks through a wrapper to the command it runs: in the
 // directory its roleCwd option names (sudo -D, systemd-run
 // --working-directory), with the NAME=value words before it (sudo).
-func (an *analyzer) wrapped(sp *cmdSpec, args []string, stdin string) string {
+func (an *Reading) wrapped(sp *cmdSpec, args []string, stdin string) string {
 	dir := ""
 	args = splitLeading(args, sp.roles)
-	rest := an.opts(args, roleRest, sp.roles, func(_ string, r role, v string) {
+	rest := an.opts(args, roleRest, sp.roles, func(_ string, r Use, v string) {
 		if r == roleCwd {
 			dir = v
 		}
 	})
 	for i := 0; i < sp.skip && len(rest) > 0; i++ {
-		an.judge(rest[0], roleOperand)
+		an.judge(rest[0], UseOperand)
 		rest = rest[1:]
 	}
 	if sp.skip > 0 && len(rest) > 1 && (rest[0] == "-c" || rest[0] == "--command") {
@@ -299,7 +298,7 @@ func (an *analyzer) wrapped(sp *cmdSpec, args []string, stdin string) string {
 		rest = rest[1:]
 	}
 	if dir != "" {
-		an.judge(dir, roleOperand)
+		an.judge(dir, UseOperand)
 	}
 	if len(rest) == 0 {
 		return ""
@@ -316,7 +315,7 @@ func (an *analyzer) wrapped(sp *cmdSpec, args []string, stdin string) string {
 // splitLeading splits the clusters of short options before a wrapper's
 // command (sudo -nu root CMD: -n -u root CMD); an option's value, and
 // everything from the command on, is left as it is.
-func splitLeading(args []string, roles map[string]role) []string {
+func splitLeading(args []string, roles map[string]Use) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -343,22 +342,22 @@ func splitLeading(args []string, roles map[string]role) []string {
 
 // generic judges a program by its spec alone: every operand is a path it
 // may read (recursively, by rec), those of writes paths it writes.
-func (an *analyzer) generic(base string, args []string, stdin string) string {
+func (an *Reading) generic(base string, args []string, stdin string) string {
 	sp := lookup(base)
 	rec := sp.rec == recAlways || sp.rec == recFlag && slices.ContainsFunc(args, recursiveFlag.MatchString)
-	ro := roleOperand
+	ro := UseOperand
 	if rec {
-		ro = roleRecursive
+		ro = UseRecursive
 	}
 	target := hasAny(args, "-t", "--target-directory") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--target-directory=") })
 	var plain []string
 	if sp.writes == writesLast && !target && rec {
 		// The sources are copied recursively; the last operand is where
 		// they go, which is written, not read (cp -r build/* /).
-		plain = an.operands(args, roleMention)
+		plain = an.operands(args, UseMention)
 		for i, p := range plain {
 			if i < len(plain)-1 || len(plain) == 1 {
-				an.judge(p, roleRecursive)
+				an.judge(p, UseRecursive)
 			}
 		}
 	} else {
@@ -383,7 +382,7 @@ func (an *analyzer) generic(base string, args []string, stdin string) string {
 		}
 	case writesLast:
 		if n := len(plain); n > 0 {
-			an.judge(plain[n-1], roleWrite)
+			an.judge(plain[n-1], UseWrite)
 			an.write(plain[n-1])
 		}
 		for i, a := range args {

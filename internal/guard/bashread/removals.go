@@ -1,4 +1,4 @@
-package guard
+package bashread
 
 import (
 	"path"
@@ -9,7 +9,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// withoutRemovedKeys returns a command line with the pattern of every sed
+// WithoutRemovedKeys returns a command line with the pattern of every sed
 // s command that removes what it matches blanked: the s command's
 // replacement takes nothing of the match (no & and no \0-\9), its flags
 // run nothing and write nothing (no e, no w), and its script is a plain
@@ -20,7 +20,7 @@ import (
 // literal here-document it reads) has the literals it only replaces
 // blanked the same way (blankPyRemovals). A line that does not parse is
 // returned as it is.
-func withoutRemovedKeys(line string) string {
+func WithoutRemovedKeys(line string) string {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
 		return line
@@ -126,7 +126,7 @@ func pyRuns(args []*syntax.Word) bool {
 }
 
 // pyFlag is a cluster of Python's flags that take no value.
-var pyFlag = lazyRE(`^-[bBdEhiIOqsSuvx]+$`)
+var pyFlag = Lazy(`^-[bBdEhiIOqsSuvx]+$`)
 
 // pyCode is the word of Python's -c code, or nil.
 func pyCode(args []*syntax.Word) *syntax.Word {
