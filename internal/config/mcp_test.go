@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -209,5 +210,35 @@ func TestMCPProjectCannotReadTheEnvironment(t *testing.T) {
 	}
 	if v := c.MCP.Servers["x"].Env["K"]; v != "$HOME literal" {
 		t.Errorf("K = %q", v)
+	}
+}
+
+// The config.toml examples in README.md load as written (the person's
+// file, with the variable the MCP example takes set).
+func TestREADMEConfigExamplesLoad(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, block := range strings.Split(string(b), "```toml\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		if strings.Contains(block, "[[check]]") { // a contract
+			continue
+		}
+		n++
+		dirs, folder := setup(t)
+		write(t, filepath.Join(dirs.Config, "config.toml"), block)
+		c, err := Load(dirs, folder, env(map[string]string{"GITHUB_TOKEN": "t"}))
+		if err != nil {
+			t.Errorf("README's example\n%s\ndoes not load: %v", block, err)
+			continue
+		}
+		if strings.Contains(block, "[mcp.servers.") && len(c.MCP.Servers) == 0 {
+			t.Errorf("README's example declares no server:\n%s", block)
+		}
+	}
+	if n < 2 {
+		t.Errorf("found %d config examples in README.md, want the configuration's and the MCP server's", n)
 	}
 }
