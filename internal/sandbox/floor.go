@@ -146,7 +146,8 @@ type Floor struct {
 	// the rights that read, list and run.
 	writable []string
 	confine  bool
-	widen    string // how the person widens writable, for the note
+	widen    string       // how the person widens writable, for the note
+	connect  connectRules // where commands may connect over TCP (floor_net.go)
 
 	ns *SessionNS // the session's namespaces commands start in (SetNamespaces)
 	// grantAll: every path granted (GrantAll); the denied ones are hidden
@@ -487,7 +488,7 @@ func (r *ruleset) close() {
 func (f *Floor) build() (*ruleset, error) {
 	began := time.Now()
 	handled := handledRights(f.abi)
-	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled, Handled_access_net: f.handledNet()}
 	// The size of the fields up to Handled_access_net (ABI 1's struct was
 	// 8 bytes; newer kernels accept a longer one whose tail is zero).
 	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), 16, 0)
@@ -496,6 +497,10 @@ func (f *Floor) build() (*ruleset, error) {
 	}
 	rs := &ruleset{fd: int(fd), listed: map[string]map[string]bool{}, stamps: map[string]stamp{}, began: began,
 		deniedIDs: make([]fileID, len(f.deny)), absentIn: make([]string, len(f.deny))}
+	if err := f.addConnect(rs); err != nil {
+		rs.close()
+		return nil, err
+	}
 
 	denied := map[string]bool{}
 	ancestors := map[string]bool{}
@@ -823,12 +828,13 @@ type floorStart struct {
 	writes  bool   // the ancestors could be written in (AllowAncestorWrites)
 	confine bool   // writes were confined (ConfineWrites)
 	widen   string // how the person widens them
+	connect string // where it may connect, when confined (connectLine)
 }
 
 func (f *Floor) startInfo(listed map[string]map[string]bool) *floorStart {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return &floorStart{listed: listed, writes: f.ancestorWrites, confine: f.confine, widen: f.widen}
+	return &floorStart{listed: listed, writes: f.ancestorWrites, confine: f.confine, widen: f.widen, connect: f.connectLine()}
 }
 
 // start starts cmd under a ruleset built now, on a thread restricted for
@@ -1002,6 +1008,9 @@ func floorNote(s *floorStart, made []string, output string) string {
 		}
 		if len(anc) > 0 {
 			note += "; reading stays open except nodwyn's credential catalogue (docs/sandbox.md)"
+		}
+		if s.connect != "" {
+			note += "; " + s.connect
 		}
 		return note + "]"
 	}
