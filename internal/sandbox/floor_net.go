@@ -146,6 +146,10 @@ func (f *Floor) connectLine() string {
 	for i, p := range f.connect.ports {
 		ps[i] = strconv.Itoa(p)
 	}
-	return "a TCP connection may go only to port " + strings.Join(ps, ", ") +
+	word := "port "
+	if len(ps) > 1 {
+		word = "ports "
+	}
+	return "a TCP connection may go only to " + word + strings.Join(ps, ", ") +
 		" (nodwyn's proxy, which $HTTPS_PROXY and $HTTP_PROXY name, and [sandbox] allow_ports in your config.toml)"
 }

@@ -144,7 +144,8 @@ c=socket.create_connection(("127.0.0.1", %d)); print("CONNECTED", c.recv(9))'`, 
 	// A refused command's note says where it may connect.
 	fs := f.startInfo(nil)
 	note := floorNote(fs, nil, "bash: connect: Permission denied")
-	if !strings.Contains(note, "a TCP connection may go only to port "+strconv.Itoa(proxy.port)) || !strings.Contains(note, "allow_ports") {
+	if !strings.Contains(note, "a TCP connection may go only to ports ") || !strings.Contains(note, strconv.Itoa(proxy.port)) ||
+		!strings.Contains(note, strconv.Itoa(allowed.port)) || !strings.Contains(note, "allow_ports") {
 		t.Errorf("note %q", note)
 	}
 }
