@@ -76,7 +76,7 @@ func WithinFold(p, dir string) bool {
 func Physical(p string) string { return physicalDepth(p, 0, nil) }
 
 // lstatCache remembers what one analysis learnt about path components.
-// With a view (a working copy's reading, see rundir.go) a path inside the
+// With a view (a working copy's reading, see copyview.go) a path inside the
 // copy is looked up in the checkout it copies.
 type lstatCache struct {
 	m    map[string]lstatEntry

@@ -6,10 +6,14 @@ import (
 	"sync"
 )
 
-// What the analysis knows of a program is one cmdSpec in programs, read
+// What the reading knows of a program is one cmdSpec in programs, read
 // by one function (program); a program whose arguments need a parser of its
 // own names it in parse, which reads what else its spec says (roles, rec)
-// and makes its output. Programs that share what is known of them share
+// and makes its output. The parsers are in one file per family: shells.go,
+// wrappers.go, files.go (find, rm, dd, ln, the names-only programs),
+// text.go (sed, grep, awk), code.go (the interpreters), git.go,
+// archives.go (tar), network.go, decoders.go; secrets.go lists the
+// programs that print a credential they do not name. Programs that share what is known of them share
 // one spec value (the awks, the plain wrappers). The shell's own builtins
 // that change its state (cd, export, set, read, eval, source, …) are code
 // (builtin), not entries.
