@@ -8,13 +8,15 @@
 // each checker that it changes (RepoPin, ArgvTrigger, ProtectedPaths), not
 // a second guard. AutoAllow and Approvals are the confirm policy.
 //
-// Nothing here runs a command. The argv trigger parses a line with
-// mvdan.cc/sh/v3 and walks it statement by statement with an expansion
-// environment of its own (the line's assignments, ~ and $HOME, positional
-// parameters, functions, what echo, printf, cat, find, base64 -d and
-// friends print, what the line wrote to a file earlier); it reads
-// directory listings to expand globs and small files a line reads or runs
-// (never inside a denied directory), and that is all.
+// Nothing here runs a command. The argv trigger has a line read by
+// bashread, which parses it with mvdan.cc/sh/v3 and walks it statement by
+// statement with an expansion environment of its own (the line's
+// assignments, ~ and $HOME, positional parameters, functions, what echo,
+// printf, cat, find, base64 -d and friends print, what the line wrote to
+// a file earlier); it reads directory listings to expand globs and small
+// files a line reads or runs (never inside a denied directory: the judge
+// says which it may read), and that is all. bashread tells what each word
+// names and what the line does; argv_judge.go decides.
 //
 // Known limits: a program or interpreter can compute a path as it runs;
 // code strings are scanned for paths, denied names, decode-and-run and
@@ -50,7 +52,7 @@
 // as without the floor, and the content scan does not ask about a sed s command
 // that removes a key (the key in its pattern, not in its replacement), nor
 // about Python that replaces one (str.replace, re.sub, a table of
-// replacements walked with .items(); see secrets_py.go). In
+// replacements walked with .items(); see bashread/removals_py.go). In
 // both modes a denied directory named only in prose no command opens (a
 // quoted sentence without expansions echoed or printf'd into a file, git
 // commit's or git tag's -m) is no reason to refuse. What a line names as a
