@@ -18,3 +18,9 @@ func isAlnum(c byte) bool {
 }
 
 func isIdent(c byte) bool { return isAlnum(c) || c == '_' }
+
+// Warm makes the reading's program table and compiles the guard's and the
+// reading's expressions on a goroutine of its own, once per process (a
+// session calls it as its first request goes out); what a judgement needs
+// before they are done it makes itself.
+func Warm() { bashread.Warm() }
