@@ -20,9 +20,14 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/nodwyn/nodwyn/internal/mcp/mcptest"
 )
 
 func TestMain(m *testing.M) {
+	// The test binary is also the MCP test server (internal/mcp/mcptest):
+	// a script declares command = "nodwyn" with env NODWYN_MCPTEST = "1".
+	mcptest.ServeIfAsked()
 	testscript.Main(m, map[string]func(){"nodwyn": main})
 }
 
