@@ -47,11 +47,12 @@ test-short:
 
 # The for-real suites that take tens of seconds each (the floor against the
 # exfiltration corpus, toolchains and tracing under it, go test in a fresh
-# home under write confinement): make test skips them, saying so; .ci/run
-# runs them after make test.
-SLOW_TESTS = TestFloorHoldsTheExfiltrationCorpusForReal|TestFloorDeniesWhatTheLineNeverNames|TestFloorLetsToolchainsWork|TestFloorKeepsACommandFromTracingNodwyn|TestConfinedWritesKeepOrdinaryWorkInAFreshHome|TestServerEverything
+# home under write confinement, whole runs of npm ci, pip, cargo, pytest, go
+# mod download, git fetch and the network attempts under the confinement):
+# make test skips them, saying so; .ci/run runs them after make test.
+SLOW_TESTS = TestFloorHoldsTheExfiltrationCorpusForReal|TestFloorDeniesWhatTheLineNeverNames|TestFloorLetsToolchainsWork|TestFloorKeepsACommandFromTracingNodwyn|TestConfinedWritesKeepOrdinaryWorkInAFreshHome|TestServerEverything|TestEcosystemsWorkUnderConfinement|TestGitFetchFromAHostNotAllowedIsRefused|TestNetworkAttemptsFailUnderConfinement
 test-slow:
-	NODWYN_SLOW_TESTS=1 CGO_ENABLED=1 GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -run '^($(SLOW_TESTS))$$' ./internal/sandbox/ ./internal/session/ ./internal/mcp/
+	NODWYN_SLOW_TESTS=1 CGO_ENABLED=1 GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -run '^($(SLOW_TESTS))$$' ./internal/sandbox/ ./internal/session/ ./internal/mcp/ ./cmd/nodwyn/
 
 fmt:
 	@out=$$(gofmt -s -l $$(git ls-files '*.go')); \
