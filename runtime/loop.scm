@@ -16,10 +16,11 @@
 (define (system-prompt) ((profile-ref 'system-prompt lean-system-prompt)))
 
 ;; The tools the profile offers (its tools setting: profile-tools), with its
-;; descriptions: a list of (name . description) pairs.
+;; descriptions: a list of (name . description) pairs; then the MCP tools
+;; it offers (its mcp-tools setting; runtime/mcp.scm).
 (define (tool-specs)
   (let ((describe (profile-ref 'tool-description lean-tool-description)))
-    (map (lambda (name) (cons name (describe name))) (profile-tools))))
+    (mcp-tool-specs (map (lambda (name) (cons name (describe name))) (profile-tools)))))
 
 ;; Run one tool call and give its result to the model. Returns #f, or the
 ;; text the run ends with when the progress guard stops it.
@@ -27,7 +28,7 @@
   (let* ((name (call-name call))
          (args (call-arguments call))
          (result (call-tool name args))
-         (folded (fold-result name (result-output result))))
+         (folded (fold-result name (mcp-result-text name (result-output result) (result-error? result)))))
     (call-with-values
         (lambda () (progress-check name args folded))
       (lambda (text stop)

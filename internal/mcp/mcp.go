@@ -9,8 +9,9 @@
 // cgroup); which tools are offered, with what description, and whether a
 // call may run (the guard, helped by Tool.Roles).
 //
-// What it promises: Start returns within Options.InitTimeout, whatever
-// the servers do; a server that does not answer its initialize in time is
+// What it promises: Start returns within the servers' bounds
+// (Server.InitTimeout, else Options.InitTimeout), whatever the servers
+// do; a server that does not answer its initialize in time is
 // reported in Status, left out and stopped in the background. A call ends
 // when its context does, at its timeout, or when its server dies or
 // cannot be reached, with a *CallError, never a hang. Close stops every
@@ -53,6 +54,9 @@ type Server struct {
 	// CallTimeout bounds each call to this server's tools in place of
 	// Options.CallTimeout, when positive.
 	CallTimeout time.Duration
+	// InitTimeout bounds this server's start, initialize and tools/list in
+	// place of Options.InitTimeout, when positive.
+	InitTimeout time.Duration
 }
 
 // Transport names how a server is reached: "stdio" or "http".
@@ -187,7 +191,7 @@ type conn struct {
 }
 
 // Start starts the servers at once and returns when each is ready or has
-// failed: within Options.InitTimeout, or sooner when ctx ends (ctx bounds
+// failed: within its InitTimeout (else Options.InitTimeout), or sooner when ctx ends (ctx bounds
 // the start, not the servers' lives: Close ends those). A declaration that
 // does not validate, two servers of one name, a program that does not
 // start, a server that does not answer: each is a failed Status, never an
@@ -241,7 +245,8 @@ func Start(ctx context.Context, servers []Server, opts Options) *Manager {
 func (m *Manager) connect(ctx context.Context, c *conn) {
 	began := time.Now()
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, m.opts.initTimeout())
+	bound := or(c.decl.InitTimeout, m.opts.initTimeout())
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 
 	err := m.initialize(ctx, c)
@@ -253,7 +258,7 @@ func (m *Manager) connect(ctx context.Context, c *conn) {
 		case parent.Err() != nil:
 			err = fmt.Errorf("mcp server %q: the start was cancelled (%v): left out", c.decl.Name, context.Cause(parent))
 		case ctx.Err() != nil:
-			err = fmt.Errorf("mcp server %q did not answer its initialize and tools/list within %v: left out", c.decl.Name, m.opts.initTimeout())
+			err = fmt.Errorf("mcp server %q did not answer its initialize and tools/list within %v: left out", c.decl.Name, bound)
 		default:
 			err = fmt.Errorf("mcp server %q: %w", c.decl.Name, err)
 		}

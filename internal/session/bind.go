@@ -256,7 +256,7 @@ func (s *Session) bind() {
 		return scheme.Void, nil
 	})
 
-	reg("model-turn", 2, 3, "(model-turn system tools [options]) sends the conversation to the model with the system prompt and tools, a list of (name . description) ('() for none); options is an alist of (max-tokens . n) (temperature . t) (model . name). Returns the reply as an alist ((text . t) (tool-calls . calls)). On the provider's context-overflow error, (compact-on-overflow!) is called and the request sent once more.",
+	reg("model-turn", 2, 3, "(model-turn system tools [options]) sends the conversation to the model with the system prompt and tools, a list of (name . description) ('() for none), or (name description schema) with the parameters' JSON schema as text, or, for an MCP tool, (name description full) to send its whole schema (an MCP tool's (name . description) goes with an any-object schema); options is an alist of (max-tokens . n) (temperature . t) (model . name). Returns the reply as an alist ((text . t) (tool-calls . calls)). On the provider's context-overflow error, (compact-on-overflow!) is called and the request sent once more.",
 		func(args []scheme.Value) (scheme.Value, error) {
 			if err := s.notInChecker("model-turn"); err != nil {
 				return nil, err
@@ -367,6 +367,7 @@ func (s *Session) bind() {
 			}
 			return scheme.Void, nil
 		})
+	s.bindMCP() // mcp.go
 }
 
 // ctx is the context Scheme-called Go code runs under: the context of the

@@ -152,6 +152,9 @@ type Options struct {
 	// MCP are the run's MCP servers, as the configuration declared them
 	// (nil: none); mcp.go starts them at New and stops them at Close.
 	MCP []MCPServer
+	// probe: ProbeMCP's session, whose servers start whatever the profile
+	// says.
+	probe bool
 }
 
 // Outcome is how a run ended.
@@ -241,6 +244,8 @@ type Session struct {
 	emitted      bool                // an event has gone out (the first carries the schema version)
 
 	console consoleState // a console session's (nodwyn chat; console.go)
+
+	mcp *mcpState // the run's MCP servers (mcp.go); nil: none declared
 }
 
 // New makes a session: the scratch directory, the guard, the tools, the log
@@ -253,7 +258,7 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	if opts.Sandbox {
 		opts.Unattended, opts.Yolo = true, true
 	}
-	s := &Session{opts: opts, started: time.Now(), turnChanged: map[string]bool{}, seamNotes: opts.ConfigNotes}
+	s := &Session{opts: opts, started: time.Now(), turnChanged: map[string]bool{}, seamNotes: opts.ConfigNotes, mcp: newMCPState(opts)}
 	if opts.ResumeID != "" {
 		id, err := opts.Store.ResolveID(opts.ResumeID) // "last", an id or its start
 		if err != nil {
@@ -454,6 +459,10 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	for _, c := range s.pendingCheckers {
 		s.guard.AddChecker(c)
 	}
+	if s.mcp != nil { // MCP tools' calls (mcp.go)
+		s.mcp.checker = &mcpChecker{s: s}
+		s.guard.AddChecker(s.mcp.checker)
+	}
 	popts := prim.DefaultOptions()
 	popts.Folder = opts.Folder
 	popts.Scratch = scratch
@@ -490,7 +499,14 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		s.protect = sandbox.Protect(opts.Folder)
 		popts.AfterCommand = func() string { return sandbox.RestoreNote(s.protect.Restore()) }
 	}
-	popts.BeforeFirstProcess = opts.BeforeFirstProcess
+	beforeFirst := opts.BeforeFirstProcess
+	if f := beforeFirst; f != nil && s.mcp != nil {
+		// The tools' commands and the MCP servers start through two
+		// hosts: the watchdog starts once, before the first of either.
+		var once sync.Once
+		beforeFirst = func(mark string) { once.Do(func() { f(mark) }) }
+	}
+	popts.BeforeFirstProcess = beforeFirst
 	if s.seam == sandbox.ModeWorkingCopy && opts.Store != nil && !opts.Dry {
 		sc := &prim.SelfCheck{Record: s.recordValidation}
 		if c := opts.Contract; c != nil {
@@ -507,6 +523,7 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		return nil, err
 	}
 	s.tools = tools
+	s.startMCP(ctx, beforeFirst) // in the background (mcp.go)
 	return s, nil
 }
 
@@ -553,6 +570,7 @@ func (s *Session) loadChain(parent context.Context) error {
 		return s.loadFailed(ctx, "(profile-ref 'leave-running) (as the init chain defines it)", err, "")
 	}
 	s.leaveRunning = scheme.IsTrue(v)
+	s.mcpProfileOff(ctx)
 	return s.resolveSeam(ctx)
 }
 
@@ -862,6 +880,7 @@ func (s *Session) Run(ctx context.Context) Outcome {
 	for _, n := range s.seamNotes {
 		s.Note(n)
 	}
+	s.mcpJoin() // the MCP servers' states, once they are ready or left out
 	s.saveState("running", profile)
 
 	instruction := s.opts.Instruction
@@ -938,6 +957,7 @@ func (s *Session) Interrupt() {
 // Close stops what the session owns and removes the scratch directory (kept
 // in sandbox mode, where programs left running have TMPDIR there).
 func (s *Session) Close() error {
+	s.closeMCP()
 	if s.tools != nil {
 		s.tools.Close()
 	}

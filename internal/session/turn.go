@@ -89,11 +89,20 @@ func (s *Session) modelTurn(system, toolList scheme.Value, options scheme.Value)
 			return nil, scheme.WrongType("model-turn", "a (name . description) pair", p)
 		}
 		name := scheme.DisplayString(pr.Car)
+		desc, schema, full := toolEntry(pr)
 		params := s.tools.Schema(name)
 		if t := s.schemeTool(name); t != nil {
 			params = t.schema() // define-tool's (schemetool.go)
+		} else if t, ok := s.mcpTool(name); ok {
+			params = mcpLeanSchema // until the model asks (runtime/mcp.scm)
+			if full {
+				params = s.mcpSchema(t)
+			}
 		}
-		req.Tools = append(req.Tools, provider.Tool{Name: name, Description: scheme.DisplayString(pr.Cdr), Parameters: params})
+		if schema != nil {
+			params = schema
+		}
+		req.Tools = append(req.Tools, provider.Tool{Name: name, Description: desc, Parameters: params})
 	}
 	// A week untouched is what the sweep takes: a touch a minute is plenty
 	// (each was a path walk and an inode write, every turn).
@@ -297,7 +306,8 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 	callData["arguments"] = redactArgs(s, req.Args)
 	s.emit("tool.call", callData)
 
-	if names := s.toolNames(); !slices.Contains(names, name) {
+	mcpTool, isMCP := s.mcpTool(name)
+	if names := s.toolNames(); !slices.Contains(names, name) && !isMCP {
 		msg := s.say(ctx, "no-such-tool-message", fmt.Sprintf("there is no tool %q here; the tools are: %s", name, strings.Join(names, ", ")),
 			scheme.NewString(name), strs(names))
 		s.emitResult(id, name, true, -1, msg, nil, start)
@@ -320,6 +330,9 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 
 	if t := s.schemeTool(name); t != nil {
 		return s.runSchemeTool(ctx, t, id, req, d, start) // schemetool.go
+	}
+	if isMCP {
+		return s.runMCPTool(ctx, mcpTool, id, req, d, start) // mcp.go
 	}
 	created := s.newFiles(name, req.Args)
 	toolStart := time.Now()
@@ -381,7 +394,8 @@ func (s *Session) decide(ctx context.Context, id string, req guard.Request, d gu
 		return false, "declined (no one to ask)"
 	}
 	if yes && always && d.Verdict == guard.Confirm {
-		s.appr.AddFor(req) // the line as given, or the path
+		s.appr.AddFor(req)         // the line as given, or the path
+		s.mcpApproveAlways(req, d) // an MCP tool's (mcp.go)
 	}
 	if yes {
 		return true, "approved by a person"
@@ -661,4 +675,30 @@ func (s *Session) keepAbsent(abs string) {
 	if err := s.opts.Store.BackupAbsent(s.ID, abs); err != nil {
 		s.Note(fmt.Sprintf("%s was created, but the version store could not record that it did not exist before (%v): undo cannot remove it", abs, err))
 	}
+}
+
+// toolEntry reads one entry of model-turn's tool list: (name .
+// description), or (name description schema) with schema the parameters'
+// JSON schema as text, or (name description full) for an MCP tool offered
+// with its whole schema (runtime/mcp.scm).
+func toolEntry(pr *scheme.Pair) (desc string, schema map[string]any, full bool) {
+	rest, ok := pr.Cdr.(*scheme.Pair)
+	if !ok {
+		return scheme.DisplayString(pr.Cdr), nil, false
+	}
+	items, ok := scheme.ListToSlice(rest)
+	if !ok || len(items) != 2 {
+		return scheme.DisplayString(pr.Cdr), nil, false
+	}
+	desc = scheme.DisplayString(items[0])
+	switch x := items[1].(type) {
+	case scheme.Symbol:
+		return desc, nil, x == "full"
+	case *scheme.String:
+		var m map[string]any
+		if json.Unmarshal([]byte(x.S), &m) == nil && m != nil {
+			return desc, m, false
+		}
+	}
+	return desc, nil, false
 }
