@@ -42,11 +42,14 @@ var allowedImports = map[string][]string{
 	"internal/sandbox": {"golang.org/x/sys/*"},
 	// The tools run programs through the seam and read paths as the guard's
 	// analysis does (fsview).
-	"internal/prim": {mod + "/internal/sandbox", mod + "/internal/fsview", "golang.org/x/sys/*"},
+	"internal/prim": {mod + "/internal/sandbox", mod + "/internal/fsview", mod + "/internal/roles", "golang.org/x/sys/*"},
+	// The one vocabulary of tool parameters' roles, which prim's table,
+	// define-tool and the guard share: a leaf.
+	"internal/roles": {},
 	// The guard knows tools only as data (guard.Options.Tools) and reads the
 	// file system through fsview: it never imports prim, scheme or session.
 	// It reads a command line through bashread, and judges what that tells.
-	"internal/guard": {mod + "/internal/fsview", mod + "/internal/guard/bashread"},
+	"internal/guard": {mod + "/internal/fsview", mod + "/internal/guard/bashread", mod + "/internal/roles"},
 	// The reading of a bash line: the only importer of mvdan.cc/sh. It
 	// decides nothing, so it never reaches the guard's policy.
 	"internal/guard/bashread": {"mvdan.cc/sh/v3/*", mod + "/internal/fsview"},
@@ -56,11 +59,11 @@ var allowedImports = map[string][]string{
 	// The session joins the interpreter and the domain packages; it is the
 	// only package that imports scheme (see TestOnlySessionImportsScheme).
 	"internal/session": {mod, mod + "/scheme", mod + "/internal/config", mod + "/internal/fsview", mod + "/internal/guard", mod + "/internal/journal",
-		mod + "/internal/prim", mod + "/internal/provider", mod + "/internal/sandbox", mod + "/internal/store", mod + "/internal/egress"},
+		mod + "/internal/prim", mod + "/internal/provider", mod + "/internal/sandbox", mod + "/internal/store", mod + "/internal/egress", mod + "/internal/roles"},
 	// The command line: everything but the interpreter (through session).
 	"internal/cli": {"github.com/alecthomas/kong", "golang.org/x/sys/*", "golang.org/x/term",
 		mod + "/internal/config", mod + "/internal/egress", mod + "/internal/guard", mod + "/internal/journal", mod + "/internal/keychain", mod + "/internal/prim",
-		mod + "/internal/provider", mod + "/internal/rpc", mod + "/internal/sandbox", mod + "/internal/session", mod + "/internal/store", mod + "/internal/termtext", mod + "/internal/trust"},
+		mod + "/internal/provider", mod + "/internal/roles", mod + "/internal/rpc", mod + "/internal/sandbox", mod + "/internal/session", mod + "/internal/store", mod + "/internal/termtext", mod + "/internal/trust"},
 	"cmd/nodwyn": {mod + "/internal/cli"},
 	".":          {},
 }

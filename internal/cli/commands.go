@@ -13,6 +13,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/prim"
+	"github.com/nodwyn/nodwyn/internal/roles"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/internal/termtext"
@@ -125,9 +126,9 @@ func guardRequest(tool, line string) (guard.Request, error) {
 		var cmd, path string
 		for _, p := range t.Params {
 			switch {
-			case p.Role == prim.Command && cmd == "":
+			case p.Role == roles.Command && cmd == "":
 				cmd = p.Name
-			case (p.Role == prim.PathRead || p.Role == prim.PathSearch || p.Role == prim.PathWrite) && path == "":
+			case p.Role.IsPath() && path == "":
 				path = p.Name
 			case p.Required && p.Type == prim.String:
 				req.Args[p.Name] = ""

@@ -84,6 +84,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nodwyn/nodwyn/internal/roles"
 )
 
 // Verdict is what a checker decided about a tool call.
@@ -121,7 +123,7 @@ type Request struct {
 	Tool string
 	Args map[string]any
 
-	roles roles // the guard's, set by Guard.Check; nil: DefaultTools
+	roles toolRoles // the guard's, set by Guard.Check; nil: DefaultTools
 }
 
 // Decision is a checker's judgement. Reason is read by the model, so it
@@ -199,7 +201,7 @@ type Checker interface {
 // Guard is the set of checkers a session consults before every tool call.
 type Guard struct {
 	opts     Options
-	roles    roles
+	roles    toolRoles
 	deny     *PathDenylist
 	pin      *RepoPin
 	argv     *ArgvTrigger
@@ -398,37 +400,13 @@ func argString(req Request, name string) string {
 	return ""
 }
 
-// Role is what a tool's parameter is to the guard. The session hands the
-// guard the roles of its tools (Options.Tools) from prim's table, as data:
-// guard imports nothing of prim.
-type Role string
-
-// The roles a parameter can have.
-const (
-	// RolePathRead is a file or directory the tool reads (the denylist,
-	// the repository pin).
-	RolePathRead Role = "path-read"
-	// RolePathSearch is a directory the tool walks, leaving out what the
-	// denylist denies (prim.Options.Deny): it may start above a denied
-	// directory, never inside one.
-	RolePathSearch Role = "path-search"
-	// RolePathWrite is a file the tool writes (also ProtectedPaths,
-	// ScratchWrites).
-	RolePathWrite Role = "path-write"
-	// RoleCommand is a command line the tool runs (the argv trigger, the
-	// secret scan, ProtectedPaths, standing approvals of a prefix).
-	RoleCommand Role = "command"
-	// RolePattern is a glob matched below the tool's path.
-	RolePattern Role = "pattern"
-	// RoleContent is text the tool writes (the secret scan).
-	RoleContent Role = "content"
-)
-
-// ToolParam is a tool's parameter that has a role. A path that is not
-// Required names the folder when the call leaves it out.
+// ToolParam is a tool's parameter that has a role (the roles package's
+// vocabulary, which prim's table and define-tool use too: the session hands
+// the guard its tools' roles as data, and guard imports nothing of prim). A
+// path that is not Required names the folder when the call leaves it out.
 type ToolParam struct {
 	Tool, Param string
-	Role        Role
+	Role        roles.Role
 	Required    bool
 }
 
@@ -438,28 +416,28 @@ type ToolParam struct {
 // that these agree with it.
 func DefaultTools() []ToolParam {
 	return []ToolParam{
-		{"shell-exec", "command", RoleCommand, true},
-		{"shell-start", "command", RoleCommand, true},
-		{"fs-read", "path", RolePathRead, true},
-		{"fs-write", "path", RolePathWrite, true},
-		{"fs-write", "content", RoleContent, true},
-		{"fs-edit", "path", RolePathWrite, true},
-		{"fs-edit", "new", RoleContent, true},
-		{"fs-find", "pattern", RolePattern, true},
-		{"fs-find", "path", RolePathSearch, false},
-		{"index-grep", "path", RolePathSearch, false},
-		{"index-grep", "glob", RolePattern, false},
-		{"self-check", "command", RoleCommand, false},
-		{"run-tests", "command", RoleCommand, true},
-		{"git-diff", "path", RolePathSearch, false},
+		{"shell-exec", "command", roles.Command, true},
+		{"shell-start", "command", roles.Command, true},
+		{"fs-read", "path", roles.PathRead, true},
+		{"fs-write", "path", roles.PathWrite, true},
+		{"fs-write", "content", roles.Content, true},
+		{"fs-edit", "path", roles.PathWrite, true},
+		{"fs-edit", "new", roles.Content, true},
+		{"fs-find", "pattern", roles.Pattern, true},
+		{"fs-find", "path", roles.PathSearch, false},
+		{"index-grep", "path", roles.PathSearch, false},
+		{"index-grep", "glob", roles.Pattern, false},
+		{"self-check", "command", roles.Command, false},
+		{"run-tests", "command", roles.Command, true},
+		{"git-diff", "path", roles.PathSearch, false},
 	}
 }
 
-// roles is a table of ToolParams by tool.
-type roles map[string][]ToolParam
+// toolRoles is a table of ToolParams by tool.
+type toolRoles map[string][]ToolParam
 
-func newRoles(ps []ToolParam) roles {
-	r := roles{}
+func newRoles(ps []ToolParam) toolRoles {
+	r := toolRoles{}
 	for _, p := range ps {
 		if p.Tool != "" && p.Param != "" && p.Role != "" {
 			r[p.Tool] = append(r[p.Tool], p)
@@ -471,7 +449,7 @@ func newRoles(ps []ToolParam) roles {
 var defaultRoles = newRoles(DefaultTools())
 
 // param returns the tool's first parameter with one of the roles.
-func (r roles) param(tool string, rs ...Role) (ToolParam, bool) {
+func (r toolRoles) param(tool string, rs ...roles.Role) (ToolParam, bool) {
 	for _, p := range r[tool] {
 		for _, role := range rs {
 			if p.Role == role {
@@ -484,7 +462,7 @@ func (r roles) param(tool string, rs ...Role) (ToolParam, bool) {
 
 // rolesOf is the table req is judged by: the guard's (Guard.Check puts it
 // in the request), else DefaultTools.
-func rolesOf(req Request) roles {
+func rolesOf(req Request) toolRoles {
 	if req.roles != nil {
 		return req.roles
 	}
@@ -493,18 +471,18 @@ func rolesOf(req Request) roles {
 
 // pathParam is the tool's path parameter, if it has one.
 func pathParam(req Request) (ToolParam, bool) {
-	return rolesOf(req).param(req.Tool, RolePathRead, RolePathSearch, RolePathWrite)
+	return rolesOf(req).param(req.Tool, roles.PathRead, roles.PathSearch, roles.PathWrite)
 }
 
 // isSearch: the tool walks below its path and leaves out what is denied.
 func isSearch(req Request) bool {
-	_, ok := rolesOf(req).param(req.Tool, RolePathSearch)
+	_, ok := rolesOf(req).param(req.Tool, roles.PathSearch)
 	return ok
 }
 
 // patternOf is the tool's pattern parameter and its value, if it has one.
 func patternOf(req Request) (name, pat string) {
-	if p, ok := rolesOf(req).param(req.Tool, RolePattern); ok {
+	if p, ok := rolesOf(req).param(req.Tool, roles.Pattern); ok {
 		return p.Param, argString(req, p.Param)
 	}
 	return "", ""
@@ -512,7 +490,7 @@ func patternOf(req Request) (name, pat string) {
 
 // isWrite: the tool writes the file its path names.
 func isWrite(req Request) bool {
-	_, ok := rolesOf(req).param(req.Tool, RolePathWrite)
+	_, ok := rolesOf(req).param(req.Tool, roles.PathWrite)
 	return ok
 }
 
@@ -520,13 +498,13 @@ func isWrite(req Request) bool {
 // command (the contract's check) in its arguments before the guard is
 // asked.
 func isShell(req Request) bool {
-	_, ok := rolesOf(req).param(req.Tool, RoleCommand)
+	_, ok := rolesOf(req).param(req.Tool, roles.Command)
 	return ok
 }
 
 // commandLine is the command line a tool runs, if it runs one.
 func commandLine(req Request) (string, bool) {
-	p, ok := rolesOf(req).param(req.Tool, RoleCommand)
+	p, ok := rolesOf(req).param(req.Tool, roles.Command)
 	if !ok {
 		return "", false
 	}

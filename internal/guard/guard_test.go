@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/nodwyn/nodwyn/internal/roles"
 )
 
 type funcChecker struct {
@@ -130,14 +132,14 @@ func TestAToolGetsItsRolesFromTheOptions(t *testing.T) {
 	o := e.opts(false)
 	o.Unattended = true
 	o.Tools = append(DefaultTools(),
-		ToolParam{Tool: "x-peek", Param: "file", Role: RolePathRead, Required: true},
-		ToolParam{Tool: "x-put", Param: "target", Role: RolePathWrite, Required: true},
-		ToolParam{Tool: "x-put", Param: "body", Role: RoleContent},
-		ToolParam{Tool: "x-scan", Param: "root", Role: RolePathRead},
-		ToolParam{Tool: "x-run", Param: "command", Role: RoleCommand, Required: true},
-		ToolParam{Tool: "x-exec", Param: "line", Role: RoleCommand, Required: true},
-		ToolParam{Tool: "x-walk", Param: "under", Role: RolePathSearch},
-		ToolParam{Tool: "x-walk", Param: "match", Role: RolePattern},
+		ToolParam{Tool: "x-peek", Param: "file", Role: roles.PathRead, Required: true},
+		ToolParam{Tool: "x-put", Param: "target", Role: roles.PathWrite, Required: true},
+		ToolParam{Tool: "x-put", Param: "body", Role: roles.Content},
+		ToolParam{Tool: "x-scan", Param: "root", Role: roles.PathRead},
+		ToolParam{Tool: "x-run", Param: "command", Role: roles.Command, Required: true},
+		ToolParam{Tool: "x-exec", Param: "line", Role: roles.Command, Required: true},
+		ToolParam{Tool: "x-walk", Param: "under", Role: roles.PathSearch},
+		ToolParam{Tool: "x-walk", Param: "match", Role: roles.Pattern},
 	)
 	g, plain := New(o), e.guard(false)
 	const token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"

@@ -3,6 +3,8 @@ package guard
 import (
 	"context"
 	"path/filepath"
+
+	"github.com/nodwyn/nodwyn/internal/roles"
 )
 
 // ScratchWrites makes a file tool's writes inside the session's scratch
@@ -28,7 +30,7 @@ func (s *ScratchWrites) Check(_ context.Context, req Request) Decision {
 
 func (s *ScratchWrites) covers(req Request) bool {
 	p, ok := pathParam(req)
-	if s.Scratch == "" || !ok || p.Role != RolePathWrite {
+	if s.Scratch == "" || !ok || p.Role != roles.PathWrite {
 		return false
 	}
 	raw := argString(req, p.Param)

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nodwyn/nodwyn/internal/guard/bashread"
+	"github.com/nodwyn/nodwyn/internal/roles"
 )
 
 // ContentScan is L1: what a file tool writes and what a command sends is
@@ -440,23 +441,23 @@ func NewContentScan(secrets []string) *ContentScan {
 // Name is the checker's name.
 func (c *ContentScan) Name() string { return "ContentScan" }
 
-// Check scans what a tool writes (a parameter with RoleContent: fs-write's
+// Check scans what a tool writes (a parameter with roles.Content: fs-write's
 // content, fs-edit's new) and what a command line sends.
 func (c *ContentScan) Check(_ context.Context, req Request) Decision {
 	for _, p := range rolesOf(req)[req.Tool] {
-		if p.Role != RoleContent && p.Role != RoleCommand {
+		if p.Role != roles.Content && p.Role != roles.Command {
 			continue
 		}
 		text := argString(req, p.Param)
 		what := map[string]string{"content": "the content to write", "new": "the replacement text"}[p.Param]
 		switch {
-		case p.Role == RoleCommand:
+		case p.Role == roles.Command:
 			what = "the command line"
 		case what == "":
 			what = "the " + p.Param + " to write"
 		}
 		if kind := c.Find(text); kind != "" {
-			if c.KeyRemovals && p.Role == RoleCommand && c.Find(bashread.WithoutRemovedKeys(text)) == "" {
+			if c.KeyRemovals && p.Role == roles.Command && c.Find(bashread.WithoutRemovedKeys(text)) == "" {
 				continue // a sanitizing sed: the key is what it removes
 			}
 			return Decision{Verdict: SecurityConfirm, Checker: c.Name(), Reason: fmt.Sprintf(

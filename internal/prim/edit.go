@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/nodwyn/nodwyn/internal/roles"
 )
 
 // fs-edit {path, old, new}: replaces the exact text old with new, where old
@@ -20,9 +22,9 @@ const maxEditMatchesListed = 20
 
 func init() {
 	Register(Tool{Name: "fs-edit", Order: 32, Run: (*Tools).fsEdit, Params: []Param{
-		{Name: "path", Type: String, Desc: "file to edit", Role: PathWrite, Required: true},
+		{Name: "path", Type: String, Desc: "file to edit", Role: roles.PathWrite, Required: true},
 		{Name: "old", Type: String, Desc: "exact text to replace", Required: true},
-		{Name: "new", Type: String, Desc: "replacement text", Role: Content, Required: true},
+		{Name: "new", Type: String, Desc: "replacement text", Role: roles.Content, Required: true},
 	}})
 }
 

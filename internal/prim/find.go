@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/nodwyn/nodwyn/internal/roles"
 )
 
 // fs-find {pattern, path}: the paths below path (default the folder) that
@@ -20,8 +22,8 @@ const maxFindResults = 1000
 
 func init() {
 	Register(Tool{Name: "fs-find", Order: 33, Run: (*Tools).fsFind, Params: []Param{
-		{Name: "pattern", Type: String, Desc: "glob, e.g. **/*.go", Role: Pattern, Required: true},
-		{Name: "path", Type: String, Desc: "directory to search", Role: PathSearch},
+		{Name: "pattern", Type: String, Desc: "glob, e.g. **/*.go", Role: roles.Pattern, Required: true},
+		{Name: "path", Type: String, Desc: "directory to search", Role: roles.PathSearch},
 	}})
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/roles"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
@@ -91,7 +92,7 @@ func init() {
 	}
 	Register(Tool{Name: "git-status", Order: 50, Run: (*Tools).gitStatus, Offered: offered})
 	Register(Tool{Name: "git-diff", Order: 51, Run: (*Tools).gitDiff, Offered: offered, Params: []Param{
-		{Name: "path", Type: String, Desc: "only this path", Role: PathSearch},
+		{Name: "path", Type: String, Desc: "only this path", Role: roles.PathSearch},
 		{Name: "staged", Type: Boolean, Desc: "staged changes"},
 	}})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nodwyn/nodwyn/internal/fsview"
+	"github.com/nodwyn/nodwyn/internal/roles"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,8 +31,8 @@ const (
 func init() {
 	Register(Tool{Name: "index-grep", Order: 34, Run: (*Tools).indexGrep, Params: []Param{
 		{Name: "pattern", Type: String, Desc: "Go regexp", Required: true},
-		{Name: "path", Type: String, Desc: "where to search", Role: PathSearch},
-		{Name: "glob", Type: String, Desc: "glob filter on paths", Role: Pattern},
+		{Name: "path", Type: String, Desc: "where to search", Role: roles.PathSearch},
+		{Name: "glob", Type: String, Desc: "glob filter on paths", Role: roles.Pattern},
 		{Name: "ignore_case", Type: Boolean, Desc: "case-insensitive"},
 	}})
 }

@@ -197,8 +197,9 @@ func TestResolve(t *testing.T) {
 }
 
 // TestDeps keeps prim near the leaves: of nodwyn's own packages only
-// internal/sandbox, the execution seam every program runs through, and
-// internal/fsview, the reading of a path it shares with the guard (both
+// internal/sandbox, the execution seam every program runs through,
+// internal/fsview, the reading of a path it shares with the guard, and
+// internal/roles, the parameters' roles it shares with the guard (all
 // leaves; deps_test.go at the root holds every package's line).
 func TestDeps(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
@@ -207,8 +208,9 @@ func TestDeps(t *testing.T) {
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		if strings.HasPrefix(dep, "github.com/nodwyn/nodwyn") && dep != "github.com/nodwyn/nodwyn/internal/prim" &&
-			dep != "github.com/nodwyn/nodwyn/internal/sandbox" && dep != "github.com/nodwyn/nodwyn/internal/fsview" {
-			t.Errorf("prim imports %s; it may import only internal/sandbox and internal/fsview of nodwyn's packages", dep)
+			dep != "github.com/nodwyn/nodwyn/internal/sandbox" && dep != "github.com/nodwyn/nodwyn/internal/fsview" &&
+			dep != "github.com/nodwyn/nodwyn/internal/roles" {
+			t.Errorf("prim imports %s; it may import only internal/sandbox, internal/fsview and internal/roles of nodwyn's packages", dep)
 		}
 	}
 }

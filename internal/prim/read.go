@@ -14,6 +14,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/nodwyn/nodwyn/internal/roles"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,7 +34,7 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10
 
 func init() {
 	Register(Tool{Name: "fs-read", Order: 30, Run: (*Tools).fsRead, Params: []Param{
-		{Name: "path", Type: String, Desc: "file or directory", Role: PathRead, Required: true},
+		{Name: "path", Type: String, Desc: "file or directory", Role: roles.PathRead, Required: true},
 		{Name: "offset", Type: Integer, Desc: "first line, from 1"},
 		{Name: "limit", Type: Integer, Desc: "lines to read"},
 	}})

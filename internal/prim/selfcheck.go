@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/nodwyn/nodwyn/internal/roles"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
@@ -63,10 +64,10 @@ func init() {
 		timeoutParam,
 		// The session puts the contract's check here, so the guard
 		// judges the line that runs; selfCheck runs CheckCommand.
-		{Name: "command", Type: String, Role: Command, Internal: true},
+		{Name: "command", Type: String, Role: roles.Command, Internal: true},
 	}})
 	Register(Tool{Name: "run-tests", Order: 41, Run: (*Tools).runTests, Offered: offered, Params: []Param{
-		{Name: "command", Type: String, Desc: "test command", Role: Command, Required: true},
+		{Name: "command", Type: String, Desc: "test command", Role: roles.Command, Required: true},
 		timeoutParam,
 	}})
 }

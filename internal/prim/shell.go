@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/roles"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
@@ -30,7 +31,7 @@ func toValid(s string) string { return sandbox.ToValid(s) }
 
 func init() {
 	Register(Tool{Name: "shell-exec", Order: 10, Run: (*Tools).shellExec, Params: []Param{
-		{Name: "command", Type: String, Desc: "bash command", Role: Command, Required: true},
+		{Name: "command", Type: String, Desc: "bash command", Role: roles.Command, Required: true},
 		timeoutParam,
 	}})
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/roles"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
@@ -66,7 +67,7 @@ func (t *Tools) outDir() (string, error) {
 func init() {
 	idParam := Param{Name: "id", Type: String, Desc: "shell-start's id", Required: true}
 	Register(Tool{Name: "shell-start", Order: 20, Run: (*Tools).shellStart, Params: []Param{
-		{Name: "command", Type: String, Desc: "bash command", Role: Command, Required: true},
+		{Name: "command", Type: String, Desc: "bash command", Role: roles.Command, Required: true},
 	}})
 	Register(Tool{Name: "shell-read", Order: 21, Run: (*Tools).shellRead, Params: []Param{
 		idParam,

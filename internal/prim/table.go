@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/nodwyn/nodwyn/internal/roles"
 )
 
 // Tool is one tool's descriptor: everything nodwyn knows of a tool but its
@@ -35,8 +37,8 @@ type Tool struct {
 type Param struct {
 	Name     string
 	Type     Type
-	Desc     string // one short line: the schema's description
-	Role     Role   // what the guard judges it as
+	Desc     string     // one short line: the schema's description
+	Role     roles.Role // what the guard judges it as (a path not Required defaults to the folder)
 	Required bool
 	// Internal parameters are not in the schema: the session fills them
 	// before the guard judges the call (self-check's command is the
@@ -53,20 +55,6 @@ const (
 	String  Type = "string"
 	Integer Type = "integer"
 	Boolean Type = "boolean"
-)
-
-// Role is what a parameter is to the guard.
-type Role string
-
-// The roles. A path parameter that is not Required defaults to the folder.
-const (
-	NoRole     Role = ""
-	PathRead   Role = "path-read"   // a file or directory the tool reads
-	PathSearch Role = "path-search" // a directory the tool walks, leaving out what Options.Deny denies
-	PathWrite  Role = "path-write"  // a file the tool writes
-	Command    Role = "command"     // a command line the tool runs
-	Pattern    Role = "pattern"     // a glob matched below the tool's path
-	Content    Role = "content"     // text the tool writes (scanned for credentials)
 )
 
 var (
@@ -88,7 +76,9 @@ func Register(tool Tool) {
 			panic(fmt.Sprintf("prim: Register %s: parameter %q is empty or given twice", tool.Name, p.Name))
 		case p.Type != String && p.Type != Integer && p.Type != Boolean:
 			panic(fmt.Sprintf("prim: Register %s: parameter %s has no known type (%q)", tool.Name, p.Name, p.Type))
-		case p.Role != NoRole && p.Type != String:
+		case !p.Role.Known():
+			panic(fmt.Sprintf("prim: Register %s: parameter %s has no known role (%q)", tool.Name, p.Name, p.Role))
+		case p.Role != roles.None && p.Type != String:
 			panic(fmt.Sprintf("prim: Register %s: parameter %s has a role, so it must be a string", tool.Name, p.Name))
 		}
 		seen[p.Name] = true

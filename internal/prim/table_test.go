@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/nodwyn/nodwyn/internal/roles"
 )
 
 // Every tool in the table has a descriptor that works: a Run, parameters
@@ -79,7 +81,8 @@ func TestRegisterRefusesBrokenDescriptors(t *testing.T) {
 		"twice":        {Name: "fs-read", Run: run},
 		"no type":      {Name: "x-probe", Run: run, Params: []Param{{Name: "p"}}},
 		"dup param":    {Name: "x-probe", Run: run, Params: []Param{{Name: "p", Type: String}, {Name: "p", Type: String}}},
-		"role not str": {Name: "x-probe", Run: run, Params: []Param{{Name: "p", Type: Integer, Role: PathRead}}},
+		"role not str": {Name: "x-probe", Run: run, Params: []Param{{Name: "p", Type: Integer, Role: roles.PathRead}}},
+		"no role":      {Name: "x-probe", Run: run, Params: []Param{{Name: "p", Type: String, Role: roles.Role("path")}}},
 	} {
 		func() {
 			defer func() {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/nodwyn/nodwyn/internal/roles"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,8 +30,8 @@ import (
 
 func init() {
 	Register(Tool{Name: "fs-write", Order: 31, Run: (*Tools).fsWrite, Params: []Param{
-		{Name: "path", Type: String, Desc: "file to write", Role: PathWrite, Required: true},
-		{Name: "content", Type: String, Desc: "whole file content", Role: Content, Required: true},
+		{Name: "path", Type: String, Desc: "file to write", Role: roles.PathWrite, Required: true},
+		{Name: "content", Type: String, Desc: "whole file content", Role: roles.Content, Required: true},
 	}})
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/prim"
+	"github.com/nodwyn/nodwyn/internal/roles"
 	"github.com/nodwyn/nodwyn/scheme"
 )
 
@@ -51,7 +52,7 @@ type schemeParam struct {
 	name     string
 	typ      string // a JSON type: string, integer, number, boolean, array, object
 	desc     string
-	role     guard.Role // "" for none
+	role     roles.Role // "" for none
 	required bool
 }
 
@@ -141,9 +142,9 @@ type schemeCall struct {
 
 var (
 	schemeToolTypes = []string{"string", "integer", "number", "boolean", "array", "object"}
-	schemeToolRoles = map[string]guard.Role{
-		"none": "", "path-read": guard.RolePathRead, "path-write": guard.RolePathWrite, "path-search": guard.RolePathSearch,
-		"command": guard.RoleCommand, "content": guard.RoleContent, "pattern": guard.RolePattern,
+	schemeToolRoles = map[string]roles.Role{
+		"none": "", "path-read": roles.PathRead, "path-write": roles.PathWrite, "path-search": roles.PathSearch,
+		"command": roles.Command, "content": roles.Content, "pattern": roles.Pattern,
 	}
 	schemeToolRoleNames = "path-read, path-write, path-search, command, content, pattern, none"
 	// The names both providers take for a tool (OpenAI's and Anthropic's
@@ -294,12 +295,12 @@ func parseParam(e scheme.Value) (schemeParam, string) {
 func (t *schemeTool) checkRoles() string {
 	groups := []struct {
 		what  string
-		roles []guard.Role
+		roles []roles.Role
 	}{
-		{"a path role (path-read, path-write, path-search)", []guard.Role{guard.RolePathRead, guard.RolePathWrite, guard.RolePathSearch}},
-		{"the role command", []guard.Role{guard.RoleCommand}},
-		{"the role content", []guard.Role{guard.RoleContent}},
-		{"the role pattern", []guard.Role{guard.RolePattern}},
+		{"a path role (path-read, path-write, path-search)", []roles.Role{roles.PathRead, roles.PathWrite, roles.PathSearch}},
+		{"the role command", []roles.Role{roles.Command}},
+		{"the role content", []roles.Role{roles.Content}},
+		{"the role pattern", []roles.Role{roles.Pattern}},
 	}
 	for _, g := range groups {
 		var names []string

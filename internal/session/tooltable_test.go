@@ -13,6 +13,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/provider"
+	"github.com/nodwyn/nodwyn/internal/roles"
 	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/scheme"
 )
@@ -29,7 +30,7 @@ func init() {
 		Name: "x-probe", Order: 1000,
 		Offered: func(*prim.Tools) (bool, string) { return probeOffered.Load(), "only in TestAToolAddedOnlyToTheTable" },
 		Params: []prim.Param{
-			{Name: "file", Type: prim.String, Desc: "file to probe", Role: prim.PathRead, Required: true},
+			{Name: "file", Type: prim.String, Desc: "file to probe", Role: roles.PathRead, Required: true},
 			{Name: "times", Type: prim.Integer, Desc: "how many times"},
 			{Name: "loud", Type: prim.Boolean, Desc: "say it loudly"},
 		},

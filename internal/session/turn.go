@@ -14,6 +14,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/provider"
+	"github.com/nodwyn/nodwyn/internal/roles"
 	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/scheme"
 )
@@ -48,17 +49,11 @@ func (s *Session) answered(id string) bool {
 // guardTools are the roles of prim's table's parameters, for the guard
 // (guard.Options.Tools): the guard judges each tool by them.
 func guardTools() []guard.ToolParam {
-	roles := map[prim.Role]guard.Role{
-		prim.PathRead: guard.RolePathRead, prim.PathSearch: guard.RolePathSearch, prim.PathWrite: guard.RolePathWrite,
-		prim.Command: guard.RoleCommand, prim.Pattern: guard.RolePattern, prim.Content: guard.RoleContent,
-	}
 	var out []guard.ToolParam
 	for _, tool := range prim.Table() {
 		for _, p := range tool.Params {
-			if r, ok := roles[p.Role]; ok {
-				out = append(out, guard.ToolParam{Tool: tool.Name, Param: p.Name, Role: r, Required: p.Required})
-			} else if p.Role != prim.NoRole {
-				panic("session: prim role " + string(p.Role) + " has no guard role")
+			if p.Role != roles.None {
+				out = append(out, guard.ToolParam{Tool: tool.Name, Param: p.Name, Role: p.Role, Required: p.Required})
 			}
 		}
 	}
@@ -654,7 +649,7 @@ func (s *Session) newFiles(name string, args map[string]any) map[string]bool {
 		}
 		for _, p := range tool.Params {
 			v, _ := args[p.Name].(string)
-			if p.Role != prim.PathWrite || v == "" {
+			if p.Role != roles.PathWrite || v == "" {
 				continue
 			}
 			abs := prim.Resolve(s.opts.Folder, v)
