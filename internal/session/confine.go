@@ -5,8 +5,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/nodwyn/nodwyn/internal/prim"
 )
 
 // What commands may write outside sandbox mode (issue 28): the folder, the
@@ -27,16 +30,33 @@ var writeDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random"
 // ecoCache is a build cache of one ecosystem: where it is (made when
 // missing and the folder uses the ecosystem, so a fresh home's first build
 // can write it in the same command), and the folder's files that mark the
-// ecosystem.
+// ecosystem. getenv is one of cacheEnvs.
 type ecoCache struct {
 	name    string
-	dirs    func(home string) []string
-	files   func(home string) []string // lock files that must exist to be granted
+	dirs    func(home string, getenv func(string) string) []string
+	files   func(home string, getenv func(string) string) []string // lock files that must exist to be granted
 	markers []string
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); filepath.IsAbs(v) {
+// cacheEnvs are the environments a cache's place is read from, and both
+// places are granted: nodwyn's own (the person's settings, GOMODCACHE,
+// XDG_CACHE_HOME …) and the one its commands get, which prim scrubs to
+// prim.DefaultOptions().EnvAllow, so that their tools write where their
+// defaults are, under the home.
+func cacheEnvs() []func(string) string {
+	cmd := prim.ScrubEnv(os.Environ(), prim.DefaultOptions().EnvAllow)
+	return []func(string) string{os.Getenv, func(name string) string {
+		for i := len(cmd) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(cmd[i], name+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}}
+}
+
+func envOr(getenv func(string) string, name, def string) string {
+	if v := getenv(name); filepath.IsAbs(v) {
 		return v
 	}
 	return def
@@ -44,8 +64,8 @@ func envOr(name, def string) string {
 
 // goPath is the first $GOPATH, else ~/go (as go env GOPATH says, without
 // running go).
-func goPath(home string) string {
-	if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && filepath.IsAbs(gp[0]) {
+func goPath(home string, getenv func(string) string) string {
+	if gp := filepath.SplitList(getenv("GOPATH")); len(gp) > 0 && filepath.IsAbs(gp[0]) {
 		return gp[0]
 	}
 	if home == "" {
@@ -56,11 +76,11 @@ func goPath(home string) string {
 
 // goModCache is $GOMODCACHE, else the first $GOPATH's pkg/mod, else
 // ~/go/pkg/mod (as go env GOMODCACHE says, without running go).
-func goModCache(home string) string {
-	if v := os.Getenv("GOMODCACHE"); filepath.IsAbs(v) {
+func goModCache(home string, getenv func(string) string) string {
+	if v := getenv("GOMODCACHE"); filepath.IsAbs(v) {
 		return v
 	}
-	if gp := goPath(home); gp != "" {
+	if gp := goPath(home, getenv); gp != "" {
 		return filepath.Join(gp, "pkg", "mod")
 	}
 	return ""
@@ -69,44 +89,57 @@ func goModCache(home string) string {
 // goSumdb is where go records the checksum database's latest tree head on
 // a download (cmd/go's cfg.SumdbDir: the first $GOPATH's pkg/sumdb, never
 // under $GOMODCACHE).
-func goSumdb(home string) string {
-	if gp := goPath(home); gp != "" {
+func goSumdb(home string, getenv func(string) string) string {
+	if gp := goPath(home, getenv); gp != "" {
 		return filepath.Join(gp, "pkg", "sumdb")
 	}
 	return ""
 }
 
-func cargoHome(home string) string { return envOr("CARGO_HOME", filepath.Join(home, ".cargo")) }
+func cargoHome(home string, getenv func(string) string) string {
+	return envOr(getenv, "CARGO_HOME", filepath.Join(home, ".cargo"))
+}
+
+// cacheHomeIn is $XDG_CACHE_HOME in getenv, else ~/.cache.
+func cacheHomeIn(home string, getenv func(string) string) string {
+	if x := getenv("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+		return x
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".cache")
+}
 
 var ecoCaches = []ecoCache{
-	{name: "go", markers: []string{"go.mod", "go.work"}, dirs: func(home string) []string {
-		d := []string{goModCache(home), goSumdb(home)}
-		if v := os.Getenv("GOCACHE"); filepath.IsAbs(v) {
+	{name: "go", markers: []string{"go.mod", "go.work"}, dirs: func(home string, getenv func(string) string) []string {
+		d := []string{goModCache(home, getenv), goSumdb(home, getenv)}
+		if v := getenv("GOCACHE"); filepath.IsAbs(v) {
 			d = append(d, v)
 		}
 		return d
 	}},
-	{name: "npm", markers: []string{"package.json"}, dirs: func(home string) []string {
-		return []string{envOr("npm_config_cache", filepath.Join(home, ".npm"))}
+	{name: "npm", markers: []string{"package.json"}, dirs: func(home string, getenv func(string) string) []string {
+		return []string{envOr(getenv, "npm_config_cache", filepath.Join(home, ".npm"))}
 	}},
-	{name: "pip", markers: []string{"requirements.txt", "pyproject.toml", "setup.py"}, dirs: func(home string) []string {
-		if v := os.Getenv("PIP_CACHE_DIR"); filepath.IsAbs(v) {
+	{name: "pip", markers: []string{"requirements.txt", "pyproject.toml", "setup.py"}, dirs: func(home string, getenv func(string) string) []string {
+		if v := getenv("PIP_CACHE_DIR"); filepath.IsAbs(v) {
 			return []string{v}
 		}
 		return nil // in the cache home
 	}},
-	{name: "cargo", markers: []string{"Cargo.toml"}, dirs: func(home string) []string {
-		c := cargoHome(home)
+	{name: "cargo", markers: []string{"Cargo.toml"}, dirs: func(home string, getenv func(string) string) []string {
+		c := cargoHome(home, getenv)
 		return []string{filepath.Join(c, "registry"), filepath.Join(c, "git")}
-	}, files: func(home string) []string {
-		c := cargoHome(home)
+	}, files: func(home string, getenv func(string) string) []string {
+		c := cargoHome(home, getenv)
 		return []string{filepath.Join(c, ".package-cache"), filepath.Join(c, ".package-cache-mutate"), filepath.Join(c, ".global-cache")}
 	}},
-	{name: "maven", markers: []string{"pom.xml"}, dirs: func(home string) []string {
+	{name: "maven", markers: []string{"pom.xml"}, dirs: func(home string, getenv func(string) string) []string {
 		return []string{filepath.Join(home, ".m2", "repository")}
 	}},
-	{name: "gradle", markers: []string{"build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"}, dirs: func(home string) []string {
-		g := envOr("GRADLE_USER_HOME", filepath.Join(home, ".gradle"))
+	{name: "gradle", markers: []string{"build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"}, dirs: func(home string, getenv func(string) string) []string {
+		g := envOr(getenv, "GRADLE_USER_HOME", filepath.Join(home, ".gradle"))
 		return []string{filepath.Join(g, "caches"), filepath.Join(g, "wrapper"), filepath.Join(g, "daemon"), filepath.Join(g, "native")}
 	}},
 }
@@ -147,10 +180,18 @@ func writeSetFor(folder, home string, extra []string, mk bool) writeSet {
 	for _, d := range writeDevices {
 		add(d)
 	}
-	ch := cacheHome(home)
-	add(ch)
+	add(cacheHome(home))
 	if home == "" {
 		return ws.finish(extra, home)
+	}
+	envs := cacheEnvs()
+	// The cache home the commands' tools use (~/.cache when nodwyn's
+	// XDG_CACHE_HOME is elsewhere) is made as makeFloor makes nodwyn's.
+	if ch := cacheHomeIn(home, envs[1]); ch != "" {
+		if _, err := os.Lstat(ch); mk && errors.Is(err, fs.ErrNotExist) && os.MkdirAll(ch, 0o700) == nil {
+			ws.made = append(ws.made, ch)
+		}
+		add(ch)
 	}
 	for _, e := range ecoCaches {
 		uses := false
@@ -160,7 +201,16 @@ func writeSetFor(folder, home string, extra []string, mk bool) writeSet {
 				break
 			}
 		}
-		for _, d := range e.dirs(home) {
+		var dirs, files []string
+		for _, getenv := range envs {
+			dirs = append(dirs, e.dirs(home, getenv)...)
+			if e.files != nil {
+				files = append(files, e.files(home, getenv)...)
+			}
+		}
+		slices.Sort(dirs)
+		slices.Sort(files)
+		for _, d := range slices.Compact(dirs) {
 			if d == "" {
 				continue
 			}
@@ -171,18 +221,16 @@ func writeSetFor(folder, home string, extra []string, mk bool) writeSet {
 			}
 			add(d)
 		}
-		if e.files != nil {
-			for _, f := range e.files(home) {
-				if uses && mk {
-					if _, err := os.Lstat(filepath.Dir(f)); err == nil {
-						if fh, err := os.OpenFile(f, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
-							fh.Close()
-							ws.made = append(ws.made, f)
-						}
+		for _, f := range slices.Compact(files) {
+			if uses && mk {
+				if _, err := os.Lstat(filepath.Dir(f)); err == nil {
+					if fh, err := os.OpenFile(f, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+						fh.Close()
+						ws.made = append(ws.made, f)
 					}
 				}
-				add(f)
 			}
+			add(f)
 		}
 	}
 	// pnpm's store and yarn's cache outside the cache home, where they are.
@@ -205,6 +253,7 @@ func (ws writeSet) finish(extra []string, home string) writeSet {
 		}
 	}
 	sort.Strings(ws.paths)
+	ws.paths = slices.Compact(ws.paths)
 	return ws
 }
 

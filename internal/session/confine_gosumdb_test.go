@@ -1,9 +1,16 @@
 package session
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/prim"
+	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
 // go mod download and go get record the checksum database's latest signed
@@ -26,5 +33,61 @@ func TestConfinedWritesLetGoRecordTheChecksumDatabase(t *testing.T) {
 	o = confinedRun(t, h, home, folder, "mkdir -p ~/go/bin && echo x > ~/go/bin/gofmt")
 	if _, err := os.Stat(filepath.Join(home, "go", "bin", "gofmt")); err == nil || o.ExitCode == 0 {
 		t.Fatalf("a command wrote ~/go/bin under write confinement:\n%s", o.Text())
+	}
+}
+
+// A cache's location set in nodwyn's own environment (XDG_CACHE_HOME,
+// GOPATH, GOMODCACHE, CARGO_HOME, npm_config_cache …) never reaches the
+// session's commands: prim scrubs their environment to
+// prim.DefaultOptions().EnvAllow, so their tools write where their
+// defaults are, under the home. Both are granted: the defaults the
+// commands use, made for the folder's ecosystems in a fresh home, and the
+// places nodwyn's environment names. Before, a person with XDG_CACHE_HOME
+// set could not go test ("failed to initialize build cache at
+// ~/.cache/go-build: permission denied"), nor go mod download with GOPATH
+// set (as the golang images set it).
+func TestConfinedWritesGrantTheCachesCommandsUse(t *testing.T) {
+	if _, err := sandbox.LandlockABI(); err != nil {
+		t.Skipf("no kernel floor here: %v", err)
+	}
+	base := t.TempDir()
+	home, folder := filepath.Join(base, "home"), filepath.Join(base, "proj")
+	for _, d := range []string{home, folder, filepath.Join(base, "tmp")} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(folder, "go.mod"), []byte("module example.com/p\n\ngo 1.22\n"), 0o644)
+	os.WriteFile(filepath.Join(folder, "package.json"), []byte("{}\n"), 0o644)
+	t.Setenv("TMPDIR", filepath.Join(base, "tmp"))
+	t.Setenv("HOME", home)
+	for k, v := range map[string]string{"XDG_CACHE_HOME": "xdg-cache", "GOPATH": "gopath", "GOMODCACHE": "gomodcache", "npm_config_cache": "npm-cache"} {
+		t.Setenv(k, filepath.Join(base, v))
+	}
+	scratch := filepath.Join(home, ".local/share/nodwyn/scratch/s1")
+	os.MkdirAll(scratch, 0o700)
+	g := guard.Options{Folder: folder, Home: home, Scratch: scratch, ConfigDir: filepath.Join(home, ".config/nodwyn"), DataDir: filepath.Join(home, ".local/share/nodwyn")}
+	f, line, _ := makeFloor(g, false, &confinement{})
+	if f == nil {
+		t.Fatalf("no floor: %s", line)
+	}
+	t.Cleanup(f.Close)
+	h := sandbox.NewHost(sandbox.HostOptions{Floor: f})
+	t.Cleanup(func() { h.Close() })
+	// The environment a command gets (prim's scrub of this one): none of
+	// the variables above.
+	env := prim.ScrubEnv(os.Environ(), prim.DefaultOptions().EnvAllow)
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "XDG_CACHE_HOME=") || strings.HasPrefix(kv, "GOPATH=") {
+			t.Skipf("prim passes %s to commands now: they write where nodwyn's environment says, which is granted", kv)
+		}
+	}
+	for _, p := range []string{"~/.cache/go-build/00", "~/go/pkg/mod/cache/download", "~/go/pkg/sumdb/sum.golang.org", "~/.npm/_cacache"} {
+		line := "mkdir -p " + p + " && echo x > " + p + "/f"
+		o, err := h.Run(context.Background(), sandbox.Command{Shell: "/bin/bash", Line: line, Dir: folder, Env: env, Timeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.ExitCode != 0 {
+			t.Errorf("%s, where the command's tool writes, was refused:\n%s", p, o.Text())
+		}
 	}
 }
