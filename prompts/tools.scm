@@ -4,9 +4,11 @@
 ;;; more. A project redefines either, or the profile's tool-description.
 ;;;
 ;;; Every tool of prim's table (internal/prim, one descriptor per tool: its
-;;; parameters, with their own one-line descriptions, are in the schema the
-;;; model sees) has an entry in both lists (checked by
-;;; TestEveryToolHasALeanAndAFullDescription in internal/session).
+;;; parameters' names, types and roles) has an entry in both lists, and each
+;;; of its parameters the model fills a one-line description in
+;;; tool-parameter-descriptions, which the schema the model sees carries
+;;; (checked by TestEveryToolHasALeanAndAFullDescription in
+;;; internal/session).
 ;;;
 ;;; A tool an init.scm defines with define-tool describes itself: its
 ;;; description (one for both styles, or ((lean . "…") (full . "…"))) and
@@ -41,6 +43,23 @@
     ("run-tests" . "Run a test command of your choice (command) in a fresh copy of the folder, and return its output and exit status. What it writes is discarded; each run is recorded as evidence.")
     ("git-status" . "Show which files changed in the git work tree.")
     ("git-diff" . "Show the git diff of the work tree, or of one path.")))
+
+;; What the schema says of each parameter of nodwyn's own tools: (tool
+;; (parameter . "one short line") …). A parameter not named here has no
+;; description in the schema.
+(define tool-parameter-descriptions
+  '(("shell-exec" ("command" . "bash command") ("timeout" . "in seconds"))
+    ("shell-start" ("command" . "bash command"))
+    ("shell-read" ("id" . "shell-start's id") ("tail" . "last n lines only"))
+    ("shell-stop" ("id" . "shell-start's id"))
+    ("fs-read" ("path" . "file or directory") ("offset" . "first line, from 1") ("limit" . "lines to read"))
+    ("fs-write" ("path" . "file to write") ("content" . "whole file content"))
+    ("fs-edit" ("path" . "file to edit") ("old" . "exact text to replace") ("new" . "replacement text"))
+    ("fs-find" ("pattern" . "glob, e.g. **/*.go") ("path" . "directory to search"))
+    ("index-grep" ("pattern" . "Go regexp") ("path" . "where to search") ("glob" . "glob filter on paths") ("ignore_case" . "case-insensitive"))
+    ("self-check" ("timeout" . "in seconds"))
+    ("run-tests" ("command" . "test command") ("timeout" . "in seconds"))
+    ("git-diff" ("path" . "only this path") ("staged" . "staged changes"))))
 
 (define (lean-tool-description name)
   (described-tool lean-tool-descriptions 'lean name))

@@ -22,9 +22,9 @@ const maxEditMatchesListed = 20
 
 func init() {
 	Register(Tool{Name: "fs-edit", Order: 32, Run: (*Tools).fsEdit, Params: []Param{
-		{Name: "path", Type: String, Desc: "file to edit", Role: roles.PathWrite, Required: true},
-		{Name: "old", Type: String, Desc: "exact text to replace", Required: true},
-		{Name: "new", Type: String, Desc: "replacement text", Role: roles.Content, Required: true},
+		{Name: "path", Type: String, Role: roles.PathWrite, Required: true},
+		{Name: "old", Type: String, Required: true},
+		{Name: "new", Type: String, Role: roles.Content, Required: true},
 	}})
 }
 

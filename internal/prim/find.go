@@ -22,8 +22,8 @@ const maxFindResults = 1000
 
 func init() {
 	Register(Tool{Name: "fs-find", Order: 33, Run: (*Tools).fsFind, Params: []Param{
-		{Name: "pattern", Type: String, Desc: "glob, e.g. **/*.go", Role: roles.Pattern, Required: true},
-		{Name: "path", Type: String, Desc: "directory to search", Role: roles.PathSearch},
+		{Name: "pattern", Type: String, Role: roles.Pattern, Required: true},
+		{Name: "path", Type: String, Role: roles.PathSearch},
 	}})
 }
 

@@ -92,8 +92,8 @@ func init() {
 	}
 	Register(Tool{Name: "git-status", Order: 50, Run: (*Tools).gitStatus, Offered: offered})
 	Register(Tool{Name: "git-diff", Order: 51, Run: (*Tools).gitDiff, Offered: offered, Params: []Param{
-		{Name: "path", Type: String, Desc: "only this path", Role: roles.PathSearch},
-		{Name: "staged", Type: Boolean, Desc: "staged changes"},
+		{Name: "path", Type: String, Role: roles.PathSearch},
+		{Name: "staged", Type: Boolean},
 	}})
 }
 

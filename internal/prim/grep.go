@@ -30,10 +30,10 @@ const (
 
 func init() {
 	Register(Tool{Name: "index-grep", Order: 34, Run: (*Tools).indexGrep, Params: []Param{
-		{Name: "pattern", Type: String, Desc: "Go regexp", Required: true},
-		{Name: "path", Type: String, Desc: "where to search", Role: roles.PathSearch},
-		{Name: "glob", Type: String, Desc: "glob filter on paths", Role: roles.Pattern},
-		{Name: "ignore_case", Type: Boolean, Desc: "case-insensitive"},
+		{Name: "pattern", Type: String, Required: true},
+		{Name: "path", Type: String, Role: roles.PathSearch},
+		{Name: "glob", Type: String, Role: roles.Pattern},
+		{Name: "ignore_case", Type: Boolean},
 	}})
 }
 

@@ -161,12 +161,12 @@ func TestRunAfterCloseIsAnError(t *testing.T) {
 func TestSchemas(t *testing.T) {
 	tools := newTools(t, Options{})
 	for _, name := range append(tools.Names(), "git-status", "git-diff") {
-		s := tools.Schema(name)
+		s := tools.Schema(name, nil)
 		if s == nil || s["type"] != "object" {
 			t.Errorf("%s: schema %v", name, s)
 		}
 	}
-	s := tools.Schema("fs-edit")
+	s := tools.Schema("fs-edit", nil)
 	props := s["properties"].(map[string]any)
 	for _, p := range []string{"path", "old", "new"} {
 		if _, ok := props[p]; !ok {
@@ -176,7 +176,7 @@ func TestSchemas(t *testing.T) {
 	if !slices.Equal(s["required"].([]string), []string{"path", "old", "new"}) {
 		t.Errorf("fs-edit required = %v", s["required"])
 	}
-	if tools.Schema("no-such-tool") != nil {
+	if tools.Schema("no-such-tool", nil) != nil {
 		t.Error("schema for an unknown tool")
 	}
 }

@@ -34,9 +34,9 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10
 
 func init() {
 	Register(Tool{Name: "fs-read", Order: 30, Run: (*Tools).fsRead, Params: []Param{
-		{Name: "path", Type: String, Desc: "file or directory", Role: roles.PathRead, Required: true},
-		{Name: "offset", Type: Integer, Desc: "first line, from 1"},
-		{Name: "limit", Type: Integer, Desc: "lines to read"},
+		{Name: "path", Type: String, Role: roles.PathRead, Required: true},
+		{Name: "offset", Type: Integer},
+		{Name: "limit", Type: Integer},
 	}})
 }
 

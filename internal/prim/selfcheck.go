@@ -67,7 +67,7 @@ func init() {
 		{Name: "command", Type: String, Role: roles.Command, Internal: true},
 	}})
 	Register(Tool{Name: "run-tests", Order: 41, Run: (*Tools).runTests, Offered: offered, Params: []Param{
-		{Name: "command", Type: String, Desc: "test command", Role: roles.Command, Required: true},
+		{Name: "command", Type: String, Role: roles.Command, Required: true},
 		timeoutParam,
 	}})
 }

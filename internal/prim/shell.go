@@ -31,13 +31,13 @@ func toValid(s string) string { return sandbox.ToValid(s) }
 
 func init() {
 	Register(Tool{Name: "shell-exec", Order: 10, Run: (*Tools).shellExec, Params: []Param{
-		{Name: "command", Type: String, Desc: "bash command", Role: roles.Command, Required: true},
+		{Name: "command", Type: String, Role: roles.Command, Required: true},
 		timeoutParam,
 	}})
 }
 
 // timeoutParam is the time limit of shell-exec, self-check and run-tests.
-var timeoutParam = Param{Name: "timeout", Type: Integer, Desc: "in seconds"}
+var timeoutParam = Param{Name: "timeout", Type: Integer}
 
 func (t *Tools) shellExec(ctx context.Context, a Args) (Result, error) {
 	command := a.Str("command")

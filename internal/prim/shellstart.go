@@ -65,13 +65,13 @@ func (t *Tools) outDir() (string, error) {
 }
 
 func init() {
-	idParam := Param{Name: "id", Type: String, Desc: "shell-start's id", Required: true}
+	idParam := Param{Name: "id", Type: String, Required: true}
 	Register(Tool{Name: "shell-start", Order: 20, Run: (*Tools).shellStart, Params: []Param{
-		{Name: "command", Type: String, Desc: "bash command", Role: roles.Command, Required: true},
+		{Name: "command", Type: String, Role: roles.Command, Required: true},
 	}})
 	Register(Tool{Name: "shell-read", Order: 21, Run: (*Tools).shellRead, Params: []Param{
 		idParam,
-		{Name: "tail", Type: Integer, Desc: "last n lines only"},
+		{Name: "tail", Type: Integer},
 	}})
 	Register(Tool{Name: "shell-stop", Order: 22, Run: (*Tools).shellStop, Params: []Param{idParam}})
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/nodwyn/nodwyn/internal/roles"
 )
 
-// Tool is one tool's descriptor: everything nodwyn knows of a tool but its
-// description, which the model reads from prompts/tools.scm. Each tool's
+// Tool is one tool's descriptor: everything nodwyn knows of a tool but what
+// the model reads of it and its parameters, which prompts/tools.scm says
+// (lean-tool-descriptions, full-tool-descriptions,
+// tool-parameter-descriptions). Each tool's
 // file registers its descriptor from init (Register); the table drives the
 // schema the model sees (Schema), the decoding of a call's arguments (Run
 // gets them typed), the guard's roles (the session hands them to the guard
@@ -37,7 +39,6 @@ type Tool struct {
 type Param struct {
 	Name     string
 	Type     Type
-	Desc     string     // one short line: the schema's description
 	Role     roles.Role // what the guard judges it as (a path not Required defaults to the folder)
 	Required bool
 	// Internal parameters are not in the schema: the session fills them
@@ -123,8 +124,10 @@ func (tool Tool) offer(t *Tools) (bool, string) {
 }
 
 // Schema is the JSON schema of the tool's parameters as the model sees it:
-// each parameter with its type and description, Internal ones left out.
-func (tool Tool) Schema() map[string]any {
+// each parameter with its type and the description describe gives it
+// (prompts/tools.scm's, through the session; "" or a nil describe: none),
+// Internal ones left out.
+func (tool Tool) Schema(describe func(param string) string) map[string]any {
 	props := map[string]any{}
 	var required []string
 	for _, p := range tool.Params {
@@ -132,8 +135,10 @@ func (tool Tool) Schema() map[string]any {
 			continue
 		}
 		prop := map[string]any{"type": string(p.Type)}
-		if p.Desc != "" {
-			prop["description"] = p.Desc
+		if describe != nil {
+			if d := describe(p.Name); d != "" {
+				prop["description"] = d
+			}
 		}
 		props[p.Name] = prop
 		if p.Required {

@@ -305,25 +305,16 @@ func (t *Tools) Run(ctx context.Context, name string, args map[string]any) (Resu
 }
 
 // Schema returns the JSON schema of the tool's parameters, each with its
-// type and its one-line description, or nil for a name that is no tool:
-// the same map each time, which callers read and never change. The tool's
-// own description is the session's business (prompts/).
-func (t *Tools) Schema(name string) map[string]any {
-	if s, ok := schemas.Load(name); ok {
-		return s.(map[string]any)
-	}
+// type and the one-line description describe gives it (Tool.Schema), or
+// nil for a name that is no tool. What the model reads of a tool and its
+// parameters is the session's business (prompts/tools.scm).
+func (t *Tools) Schema(name string, describe func(param string) string) map[string]any {
 	tool, ok := lookup(name)
 	if !ok {
 		return nil
 	}
-	s := tool.Schema()
-	schemas.Store(name, s)
-	return s
+	return tool.Schema(describe)
 }
-
-// schemas are the tools' schemas by name, made once: a request lists them
-// every turn. The callers only read them.
-var schemas sync.Map
 
 // Close stops the session's shell-start processes, shell-exec calls still
 // in progress, and the lean commands left running at their time limit, all

@@ -30,8 +30,8 @@ import (
 
 func init() {
 	Register(Tool{Name: "fs-write", Order: 31, Run: (*Tools).fsWrite, Params: []Param{
-		{Name: "path", Type: String, Desc: "file to write", Role: roles.PathWrite, Required: true},
-		{Name: "content", Type: String, Desc: "whole file content", Role: roles.Content, Required: true},
+		{Name: "path", Type: String, Role: roles.PathWrite, Required: true},
+		{Name: "content", Type: String, Role: roles.Content, Required: true},
 	}})
 }
 

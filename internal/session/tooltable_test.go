@@ -30,9 +30,9 @@ func init() {
 		Name: "x-probe", Order: 1000,
 		Offered: func(*prim.Tools) (bool, string) { return probeOffered.Load(), "only in TestAToolAddedOnlyToTheTable" },
 		Params: []prim.Param{
-			{Name: "file", Type: prim.String, Desc: "file to probe", Role: roles.PathRead, Required: true},
-			{Name: "times", Type: prim.Integer, Desc: "how many times"},
-			{Name: "loud", Type: prim.Boolean, Desc: "say it loudly"},
+			{Name: "file", Type: prim.String, Role: roles.PathRead, Required: true},
+			{Name: "times", Type: prim.Integer},
+			{Name: "loud", Type: prim.Boolean},
 		},
 		Run: func(_ *prim.Tools, _ context.Context, a prim.Args) (prim.Result, error) {
 			n, _ := a.Int("times")
@@ -44,6 +44,9 @@ func init() {
 const probeInit = `
 (define lean-tool-descriptions (cons '("x-probe" . "Probe a file (lean).") lean-tool-descriptions))
 (define full-tool-descriptions (cons '("x-probe" . "Probe a file, and say how (full).") full-tool-descriptions))
+(define tool-parameter-descriptions
+  (cons '("x-probe" ("file" . "file to probe") ("times" . "how many times") ("loud" . "say it loudly"))
+        tool-parameter-descriptions))
 `
 
 // A tool added only to prim's table and prompts is offered with its
@@ -125,7 +128,9 @@ func TestTheGuardsDefaultRolesAreTheTables(t *testing.T) {
 }
 
 // Every tool in prim's table has a lean and a full description in
-// prompts/tools.scm (the test's own x-probe has its own, in probeInit).
+// prompts/tools.scm (the test's own x-probe has its own, in probeInit), and
+// each parameter the model fills one short line in
+// tool-parameter-descriptions, which the schema the model sees carries.
 func TestEveryToolHasALeanAndAFullDescription(t *testing.T) {
 	opts := baseOpts(t)
 	opts.Dry = true
@@ -143,6 +148,16 @@ func TestEveryToolHasALeanAndAFullDescription(t *testing.T) {
 			d, _ := v.(*scheme.String)
 			if err != nil || d == nil || d.S == tool.Name || len(d.S) < 10 {
 				t.Errorf("(%s %q) = %v, %v: prompts/tools.scm does not describe it", proc, tool.Name, v, err)
+			}
+		}
+		props := s.toolSchema(tool.Name)["properties"].(map[string]any)
+		for _, p := range tool.Params {
+			if p.Internal {
+				continue
+			}
+			d, _ := props[p.Name].(map[string]any)["description"].(string)
+			if d == "" || strings.Contains(d, "\n") || len(d) > 40 {
+				t.Errorf("%s: %s: the description %q is not one short line in tool-parameter-descriptions (prompts/tools.scm)", tool.Name, p.Name, d)
 			}
 		}
 	}

@@ -85,7 +85,7 @@ func (s *Session) modelTurn(system, toolList scheme.Value, options scheme.Value)
 		}
 		name := scheme.DisplayString(pr.Car)
 		desc, schema, full := toolEntry(pr)
-		params := s.tools.Schema(name)
+		params := s.toolSchema(name)
 		if t := s.schemeTool(name); t != nil {
 			params = t.schema() // define-tool's (schemetool.go)
 		} else if t, ok := s.mcpTool(name); ok {
