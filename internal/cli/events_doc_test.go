@@ -231,6 +231,16 @@ Done.
 		t.Logf("net.conn not checked: no session namespaces here (%v)", err)
 		seen["net.conn"] = true
 	}
+	// A run with an MCP server (this test binary, TestMain), for
+	// mcp.server; its tool's call is an ordinary confirm, declined.
+	os.Remove(filepath.Join(cfgDir, "init.scm"))
+	os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(fmt.Sprintf("[mcp.servers.test]\ncommand = %q\nenv = { NODWYN_MCPTEST = \"1\" }\n", os.Args[0])), 0o644)
+	mcpScript := filepath.Join(dir, "mcp.script")
+	os.WriteFile(mcpScript, []byte("> reply\ncall test__echo {\"text\": \"hi\"}\n> reply\nDone.\n"), 0o644)
+	var mout bytes.Buffer
+	Main([]string{"run", "--unattended", "--json", "--script", mcpScript, "-C", proj, "go"}, strings.NewReader(""), &mout, &stderr, getenv)
+	check(mout.String())
+	stdout.WriteString(mout.String())
 	for typ := range doc {
 		if typ != "" && !seen[typ] {
 			t.Errorf("docs/events.md lists %s, which the run did not emit (the test should make one)", typ)
