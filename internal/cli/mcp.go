@@ -47,6 +47,9 @@ func configOptions(opts *session.Options, cfg *config.Config, contract *config.C
 	opts.ConfigSeamNamespacesFrom = cfg.Origin["sandbox.namespaces"]
 	opts.Contract, opts.ContractGiven, opts.ContractTrusted = contract, contractGiven, projectTrusted
 	opts.MCP = mcpServers(cfg)
+	// What ${NAME} took from the environment is a key: redacted wherever
+	// it would be shown or logged, as the provider's is.
+	opts.Secrets = append(opts.Secrets, secretsOf(cfg.Secrets...)...)
 }
 
 // MCPCmd is `nodwyn mcp`.

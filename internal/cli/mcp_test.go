@@ -107,6 +107,10 @@ init_timeout = "3s"
 	if !reflect.DeepEqual(opts.MCP, want) {
 		t.Errorf("configOptions did not set MCP: %+v", opts.MCP)
 	}
+	// The value ${HOME} took is redacted as a key is.
+	if !reflect.DeepEqual(opts.Secrets, []string{home}) {
+		t.Errorf("secrets = %q, want the value ${HOME} took", opts.Secrets)
+	}
 }
 
 // nodwyn mcp list with nothing declared says where to declare; with a

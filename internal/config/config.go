@@ -194,6 +194,9 @@ type Config struct {
 	// Origin names where each setting that is set came from, by its key
 	// ("provider.base_url"): "<file>:<line>" or "env <NAME>".
 	Origin map[string]string
+	// Secrets are the values ${NAME} took from the environment (an MCP
+	// server's env and headers): keys, for the run to redact.
+	Secrets []string
 	// Notes say what was set and not taken (a project's config that would
 	// undo the person's [sandbox] mode = "working_copy"), for the log.
 	Notes []string

@@ -261,8 +261,12 @@ func (c *Config) layerMCP(path string, lines lineIndex, servers map[string]MCPSe
 					if !mcpEnvName.MatchString(r[1]) {
 						return fail(vkey, "${%s} is not a variable's name: write ${NAME}, NAME of letters, digits and '_'", r[1])
 					}
-					if getenv(r[1]) == "" {
+					v := getenv(r[1])
+					if v == "" {
 						return fail(vkey, "takes ${%s}, which is not set in nodwyn's environment: set it (export %s=...), or remove the server", r[1], r[1])
+					}
+					if !slices.Contains(c.Secrets, v) {
+						c.Secrets = append(c.Secrets, v)
 					}
 				}
 				v = envRef.ReplaceAllStringFunc(v, func(ref string) string { return getenv(ref[2 : len(ref)-1]) })

@@ -88,6 +88,10 @@ allow = true
 	if len(c.Notes) != 0 {
 		t.Errorf("notes = %q", c.Notes)
 	}
+	// What was taken from the environment is kept apart, for redaction.
+	if !reflect.DeepEqual(c.Secrets, []string{"k1", "t0k", "me"}) {
+		t.Errorf("secrets = %q", c.Secrets)
+	}
 }
 
 func TestMCPServerRefusals(t *testing.T) {
