@@ -601,7 +601,7 @@ func (k *console) work(ctx context.Context, what func(context.Context) session.O
 func (k *console) typed(line string, q *question) *question {
 	if q != nil {
 		_, _, isCmd := command(line)
-		a, ok := parseAnswer(line, q.d.Verdict == guard.SecurityConfirm)
+		a, ok := parseAnswer(line, !session.OffersAlways(q.req, q.d))
 		switch {
 		case ok && !isCmd:
 			return k.answer(q, a)
@@ -663,7 +663,7 @@ func (k *console) ask(q *question) {
 	defer k.rend.mu.Unlock()
 	kind, what := confirmHeader(q.req, q.d)
 	k.rend.line("%s (%s): %s\n  %s", kind, termtext.Line(q.d.Checker), q.d.Reason, what)
-	fmt.Fprint(k.rend.w, confirmPrompt(q.d))
+	fmt.Fprint(k.rend.w, confirmPrompt(q.req, q.d))
 	if k.tty != nil {
 		k.tty.echo(true)
 	}

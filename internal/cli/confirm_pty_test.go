@@ -27,7 +27,7 @@ func TestARunAtATerminalTakesANoteWithADecline(t *testing.T) {
 		done := make(chan int, 1)
 		go func() { done <- Main(how, slave, &bytes.Buffer{}, stderr, homeEnv(home)) }()
 		waitFor(t, func() bool { return strings.Contains(stderr.String(), "allow it?") })
-		if want := confirmPrompt(guard.Decision{Verdict: guard.Confirm}); !strings.Contains(stderr.String(), want) {
+		if want := confirmPrompt(guard.Request{}, guard.Decision{Verdict: guard.Confirm}); !strings.Contains(stderr.String(), want) {
 			t.Errorf("%v: the question is not %q:\n%s", how, want, stderr.String())
 		}
 		if !strings.Contains(stderr.String(), "n and a note for the model") {

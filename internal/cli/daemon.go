@@ -960,7 +960,7 @@ func (r *daemonRun) confirm(ctx context.Context, req guard.Request, dec guard.De
 		kind = "security"
 	}
 	info := map[string]any{"run": r.id, "confirm": id, "tool": req.Tool, "args": redactedArgs(req), "reason": dec.Reason,
-		"checker": dec.Checker, "kind": kind, "always_offered": dec.Verdict == guard.Confirm}
+		"checker": dec.Checker, "kind": kind, "always_offered": session.OffersAlways(req, dec)}
 	pc := &pendingConfirm{seq: r.confirmSeq, info: info, reply: make(chan confirmReply, 1)}
 	r.confirms[id] = pc
 	r.broadcast(store.Event{Type: "confirm.ask", Time: time.Now(), Data: info})
@@ -972,7 +972,7 @@ func (r *daemonRun) confirm(ctx context.Context, req guard.Request, dec guard.De
 	}()
 	select {
 	case a := <-pc.reply:
-		return a.yes, a.always && dec.Verdict == guard.Confirm, a.note
+		return a.yes, a.always && session.OffersAlways(req, dec), a.note
 	case <-ctx.Done():
 		return false, false, ""
 	}

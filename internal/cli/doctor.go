@@ -511,7 +511,7 @@ func confinementLines(e *env, cfg *config.Config, home, folder string) string {
 	case !net:
 		fmt.Fprintf(&b, "  network: open ([sandbox] network = \"open\" in %s)\n", cfg.Origin["sandbox.network"])
 	case nsErr != nil:
-		fmt.Fprintf(&b, "  network: open (no network namespace: %v)\n", nsErr)
+		fmt.Fprintf(&b, "  network: %s\n", session.LandlockNetworkLine(nsErr, cfg.Sandbox.AllowPorts))
 	default:
 		allow, _ := egress.Defaults(context.Background(), folder, os.Environ())
 		var hosts []string

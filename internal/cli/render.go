@@ -436,7 +436,7 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 		kind, what := confirmHeader(req, d)
 		r.line("%s (%s): %s\n  %s", kind, termtext.Line(d.Checker), d.Reason, what)
 		for {
-			fmt.Fprint(r.w, confirmPrompt(d))
+			fmt.Fprint(r.w, confirmPrompt(req, d))
 			select {
 			case <-ctx.Done():
 				return false, false, ""
@@ -444,7 +444,7 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 				if !ok { // the terminal closed: nobody to answer
 					return false, false, ""
 				}
-				if a, ok := parseAnswer(line, d.Verdict == guard.SecurityConfirm); ok {
+				if a, ok := parseAnswer(line, !session.OffersAlways(req, d)); ok {
 					return a.yes, a.always, a.note
 				}
 			}
@@ -455,7 +455,10 @@ func terminalConfirm(e *env, r *renderer) func(ctx context.Context, req guard.Re
 // confirmPrompt is the question under a confirm, the same wherever a person
 // answers one (nodwyn run at a terminal, a run followed from the daemon,
 // the console); parseAnswer reads the answer.
-func confirmPrompt(d guard.Decision) string {
+func confirmPrompt(req guard.Request, d guard.Decision) string {
+	if session.NetConfirm(req, d) { // the egress proxy's question about a host
+		return "  allow it? [y]es (this connection) / [n]o, or n and a note for the model / [a]lways (this host, for the rest of the session): "
+	}
 	if d.Verdict == guard.SecurityConfirm {
 		return "  allow it? [y]es / [n]o, or n and a note for the model: "
 	}
@@ -470,6 +473,8 @@ func confirmHeader(req guard.Request, d guard.Decision) (kind, what string) {
 		what += ": " + c
 	} else if p, ok := req.Args["path"].(string); ok {
 		what += " " + p
+	} else if a, ok := req.Args["address"].(string); ok {
+		what += " " + a // the egress proxy's question
 	}
 	kind = "confirm"
 	if d.Verdict == guard.SecurityConfirm {

@@ -147,6 +147,11 @@ type Seam struct {
 	// its git remotes' hosts). Only the person's own config.toml may set
 	// it.
 	AllowHosts []string `toml:"allow_hosts"`
+	// AllowPorts are TCP ports commands may connect to directly where the
+	// session has no network namespace and Landlock keeps them to the
+	// proxy's port (docs/sandbox.md): for servers the commands start and
+	// talk to. Only the person's own config.toml may set it.
+	AllowPorts []int `toml:"allow_ports"`
 	// Network is "proxy" (the default outside sandbox mode, where the
 	// kernel lets nodwyn make a network namespace: commands reach other
 	// hosts only through the session's proxy) or "open" (commands connect
@@ -324,6 +329,7 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 		}{
 			{"sandbox.deny", "adds to the credential catalogue", keep(&c.Sandbox.Deny)},
 			{"sandbox.allow_hosts", "chooses where commands may connect", keep(&c.Sandbox.AllowHosts)},
+			{"sandbox.allow_ports", "chooses where commands may connect", keep(&c.Sandbox.AllowPorts)},
 			{"sandbox.network", "opens the network", keep(&c.Sandbox.Network)},
 			{"sandbox.namespaces", "turns the session's namespaces off", keep(&c.Sandbox.Namespaces)},
 			{"sandbox.writable", "widens what commands may write", keep(&c.Sandbox.Writable)},

@@ -50,6 +50,7 @@ func (s *Session) Continue(ctx context.Context, text string) Outcome {
 		defer stop()
 	}
 	s.cancel = cancel
+	s.asking.setTurn(ctx) // the proxy's questions are asked while it runs
 	profile := s.profileName()
 	proc := "continue-session"
 	if !s.console.begun {

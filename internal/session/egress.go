@@ -3,20 +3,29 @@ package session
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/nodwyn/nodwyn/internal/egress"
+	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
-// Egress (issue 28): outside sandbox mode, where the session has a network
-// namespace (sandbox.SessionNS), commands reach other hosts only through
-// the session's proxy. It allows the hosts the person allows ([sandbox]
-// allow_hosts in their own config.toml) and the defaults
-// (egress.Defaults: the registries of the ecosystems the folder uses and
-// its git remotes' hosts); any other host is refused with a 403 that says
-// how the person allows it. Every connection is a net.conn event.
+// Egress (issue 28): outside sandbox mode commands reach other hosts only
+// through the session's proxy, held there by the kernel: where the session
+// has a network namespace (sandbox.SessionNS) it holds only loopback and
+// the proxy listens inside it; elsewhere (no namespaces here, or the
+// person's [sandbox] namespaces = "off") the floor's Landlock TCP rules
+// let commands connect only to the proxy's port on 127.0.0.1 and the
+// person's [sandbox] allow_ports (sandbox/floor_net.go). The proxy allows
+// the hosts the person allows ([sandbox] allow_hosts in their own
+// config.toml) and the defaults (egress.Defaults: the registries of the
+// ecosystems the folder uses and its git remotes' hosts); any other host
+// is a security confirm (egress_confirm.go), and refused with a 403 that
+// says how the person allows it when it is declined. Every connection is
+// a net.conn event.
 
 // egressStart is the session's proxy, started: the environment that points
 // commands at it, its rules, and notes for the person.
@@ -25,12 +34,24 @@ type egressStart struct {
 	env   []string
 	rules []egress.Rule
 	notes []string
+	open  string // with no proxy: why the network stays open
 }
 
-// startEgress starts the session's proxy for opts, listening in ns's network
-// namespace; onConn gets each connection's record. It runs while the init
-// chain loads (the folder's git remotes are asked for).
-func startEgress(ctx context.Context, opts Options, ns *sandbox.SessionNS, onConn func(egress.Conn)) (*egressStart, error) {
+// startEgress starts the session's proxy for opts: listening in ns's
+// network namespace, or with ns nil on 127.0.0.1 in nodwyn's own, floor
+// letting commands connect only to its port and [sandbox] allow_ports. It
+// runs while the init chain loads (the folder's git remotes are asked
+// for). Where floor's Landlock has no TCP rules it starts nothing and says
+// why in open: the network stays open.
+func (s *Session) startEgress(ctx context.Context, opts Options, ns *sandbox.SessionNS, floor *sandbox.Floor) (*egressStart, error) {
+	for _, p := range opts.ConfigSeam.AllowPorts {
+		if p < 1 || p > 65535 {
+			return nil, fmt.Errorf("[sandbox] allow_ports in your config.toml: %d is not a TCP port (1–65535)", p)
+		}
+	}
+	if ns == nil && floor.ABI() < sandbox.NetABI {
+		return &egressStart{open: fmt.Sprintf("this kernel's Landlock (ABI %d) has no TCP rules, which came with ABI %d (Linux 6.7)", floor.ABI(), sandbox.NetABI)}, nil
+	}
 	allow := &egress.Allowlist{}
 	defaults, noted := egress.Defaults(ctx, opts.Folder, os.Environ())
 	if err := allow.Add(defaults...); err != nil {
@@ -52,9 +73,22 @@ func startEgress(ctx context.Context, opts Options, ns *sandbox.SessionNS, onCon
 	for _, n := range noted {
 		es.notes = append(es.notes, fmt.Sprintf("%s names %s, which commands may not reach through the proxy: only your own config.toml's [sandbox] allow_hosts adds a host", n.Source, n.Pattern))
 	}
-	p := &egress.Proxy{Decide: allow.Decide, OnConn: onConn}
+	asking := &egress.Asking{List: allow, Ask: s.askNet} // egress_confirm.go
+	p := &egress.Proxy{Decide: asking.Decide, OnConn: s.netConn}
 	if err := p.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
+	}
+	if ns == nil {
+		// No namespace: commands reach the proxy on 127.0.0.1, and Landlock
+		// keeps them from connecting anywhere else.
+		_, port, _ := net.SplitHostPort(p.Addr())
+		pn, _ := strconv.Atoi(port)
+		if err := floor.ConfineConnect(append([]int{pn}, opts.ConfigSeam.AllowPorts...)); err != nil {
+			p.Close()
+			return &egressStart{open: err.Error()}, nil
+		}
+		es.proxy, es.env = p, egress.Env(p.Addr())
+		return es, nil
 	}
 	ln := ns.Listener() // made in the namespace by its init
 	if ln == nil {
@@ -93,10 +127,19 @@ func (s *Session) networkLine() string {
 		if len(shown) > 6 {
 			shown = append(shown[:6:6], fmt.Sprintf("%d more", len(hosts)-6))
 		}
-		if len(hosts) == 0 {
-			return "only through nodwyn's proxy, which allows no host yet ([sandbox] allow_hosts in your config.toml adds one); a network namespace holds only loopback"
+		how := "a network namespace holds only loopback"
+		if !s.ns.Network() {
+			ports, _ := s.floor.ConnectPorts()
+			how = landlockNetLine(ports)
 		}
-		return "only through nodwyn's proxy to " + strings.Join(shown, ", ") + "; a network namespace holds only loopback"
+		others := "any other host is a security confirm"
+		if _, decided := guard.AutoAllow(netDecision("", 0), s.confirmMode()); decided || s.opts.ConfirmNote == nil && s.opts.Confirm == nil {
+			others = "any other host is refused (nobody is asked in this run)"
+		}
+		if len(hosts) == 0 {
+			return "only through nodwyn's proxy, which allows no host yet ([sandbox] allow_hosts in your config.toml adds one); " + others + "; " + how
+		}
+		return "only through nodwyn's proxy to " + strings.Join(shown, ", ") + "; " + others + "; " + how
 	case s.netWhy != "":
 		return "open (" + s.netWhy + ")"
 	}

@@ -235,6 +235,7 @@ type Session struct {
 	egress      *egress.Proxy // the session's proxy (nil: none; netWhy says why where it matters)
 	netWhy      string
 	egressRules []egress.Rule
+	asking      asking // one question to the person at a time (asking.go)
 	writesLine  string
 	protect     *sandbox.Protected // .git/config, .git/hooks, .nodwyn/ (not in sandbox mode)
 	floorLine   string             // "on (…)" or "off (why)", said at run.start
@@ -367,8 +368,11 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 				f.SetNamespaces(ns)
 				mf.ns = ns
 				if ns.Network() {
-					mf.egress, mf.egressErr = startEgress(ctx, opts, ns, s.netConn)
+					mf.egress, mf.egressErr = s.startEgress(ctx, opts, ns, f)
 				}
+			}
+			if mf.ns == nil && wc.network { // Landlock's TCP rules instead (egress.go)
+				mf.egress, mf.egressErr = s.startEgress(ctx, opts, nil, f)
 			}
 		}
 		if f != nil && (mf.ns == nil || opts.Sandbox) && f.OthersEnvironReadable() {
@@ -479,10 +483,14 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	popts.Seam, popts.Checkout = s.seam, s.checkout
 	popts.Floor = s.floor
 	switch {
-	case s.ns.Network():
+	case egressc != nil || egressErr != nil:
 		if egressErr != nil {
 			s.Close()
 			return nil, fmt.Errorf("the session's egress proxy: %w", egressErr)
+		}
+		if egressc.proxy == nil { // no TCP rules here (egress.go)
+			s.netWhy = "no network namespace: " + s.nsWhy + "; " + egressc.open
+			break
 		}
 		s.egress, s.egressRules = egressc.proxy, egressc.rules
 		s.seamNotes = append(s.seamNotes, egressc.notes...)
@@ -866,6 +874,7 @@ func (s *Session) Run(ctx context.Context) Outcome {
 		defer stop()
 	}
 	s.cancel = cancel
+	s.asking.setTurn(ctx) // the proxy's questions are asked while it runs
 
 	profile := s.profileName()
 	s.emit("run.start", map[string]any{

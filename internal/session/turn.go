@@ -377,17 +377,11 @@ func (s *Session) decide(ctx context.Context, id string, req guard.Request, d gu
 		}
 		return false, "declined (nobody can approve it)"
 	}
-	var always bool
-	var note, unanswered string
-	actx := context.WithValue(ctx, unansweredKey{}, &unanswered) // ConfirmUnanswered
-	switch {
-	case s.opts.ConfirmNote != nil:
-		yes, always, note = s.opts.ConfirmNote(actx, req, d)
-	case s.opts.Confirm != nil:
-		yes, always = s.opts.Confirm(actx, req, d)
-	default:
+	a, ok := s.ask(ctx, req, d) // one question at a time (asking.go)
+	if !ok {
 		return false, "declined (no one to ask)"
 	}
+	yes, always, note, unanswered := a.yes, a.always, a.note, a.unanswered
 	if yes && always && d.Verdict == guard.Confirm {
 		s.appr.AddFor(req)         // the line as given, or the path
 		s.mcpApproveAlways(req, d) // an MCP tool's (mcp.go)
