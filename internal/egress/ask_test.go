@@ -224,3 +224,27 @@ func connectStatus(proxyAddr, target string) string {
 	}
 	return resp.Status
 }
+
+// BenchmarkDecideAllowed: the decision for an allowed host, by the list
+// alone and through Asking (which asks only about what the list refuses):
+// the confirm path must add nothing measurable to the allowed path.
+//
+// go test -run - -bench DecideAllowed -count 5 ./internal/egress/
+func BenchmarkDecideAllowed(b *testing.B) {
+	list := &Allowlist{}
+	list.Add(Rule{Pattern: "proxy.golang.org", Source: "go.mod"}, Rule{Pattern: "*.npmjs.org", Source: "package.json"},
+		Rule{Pattern: "github.com", Source: "git remote"})
+	asking := &Asking{List: list, Ask: func(context.Context, string, int, string) Answer { panic("asked") }}
+	for _, c := range []struct {
+		name   string
+		decide func(context.Context, string, int) Decision
+	}{{"list", list.Decide}, {"asking", asking.Decide}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if !c.decide(b.Context(), "registry.npmjs.org", 443).Allow {
+					b.Fatal("refused")
+				}
+			}
+		})
+	}
+}
