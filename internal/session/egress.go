@@ -130,7 +130,7 @@ func (s *Session) networkLine() string {
 		how := "a network namespace holds only loopback"
 		if !s.ns.Network() {
 			ports, _ := s.floor.ConnectPorts()
-			how = landlockNetLine(ports)
+			how = landlockNetLine(ports, s.nsWhy)
 		}
 		others := "any other host is a security confirm"
 		if _, decided := guard.AutoAllow(netDecision("", 0), s.confirmMode()); decided || s.opts.ConfirmNote == nil && s.opts.Confirm == nil {

@@ -113,12 +113,16 @@ func (s *Session) askNet(ctx context.Context, host string, port int, _ string) e
 
 // landlockNetLine says how Landlock keeps commands to the proxy, and what
 // it leaves open.
-func landlockNetLine(ports []int) string {
+func landlockNetLine(ports []int, nsWhy string) string {
 	ps := make([]string, len(ports))
 	for i, p := range ports {
 		ps[i] = strconv.Itoa(p)
 	}
-	return "no network namespace here, so Landlock lets commands connect over TCP only to port " + strings.Join(ps, ", ") +
+	word := "port "
+	if len(ps) > 1 {
+		word = "ports "
+	}
+	return "no network namespace (" + nsWhy + "), so Landlock lets commands connect over TCP only to " + word + strings.Join(ps, ", ") +
 		" (the proxy's, and [sandbox] allow_ports); left open: a program that ignores the proxy settings reaches any host on those ports, and UDP (DNS included)"
 }
 

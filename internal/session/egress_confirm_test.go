@@ -212,7 +212,7 @@ func TestEgressLandlockFallback(t *testing.T) {
 		for _, ev := range r.events {
 			if ev.Type == "run.start" {
 				n := ev.Data["confinement"].(map[string]any)["network"].(string)
-				for _, want := range []string{"Landlock lets commands connect over TCP only to port", "ignores the proxy settings", "UDP", "any other host is refused"} {
+				for _, want := range []string{`no network namespace ([sandbox] namespaces = "off" in the test), so Landlock lets commands connect over TCP only to port`, "ignores the proxy settings", "UDP", "any other host is refused"} {
 					if !strings.Contains(n, want) {
 						t.Errorf("the network line %q does not say %q", n, want)
 					}
