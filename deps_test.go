@@ -31,6 +31,8 @@ var allowedImports = map[string][]string{
 	"internal/egress": {},
 	// The MCP client: the go-sdk.
 	"internal/mcp": {"github.com/modelcontextprotocol/go-sdk/*"},
+	// mcptest is the MCP server the tests start (a re-exec of the test binary).
+	"internal/mcp/mcptest": {"github.com/modelcontextprotocol/go-sdk/*"},
 	// The system keychain (go-keyring; godbus only to read its errors), and
 	// the tests' private Secret Service.
 	"internal/keychain":              {"github.com/zalando/go-keyring", "github.com/godbus/dbus/v5"},
@@ -59,10 +61,10 @@ var allowedImports = map[string][]string{
 	// The session joins the interpreter and the domain packages; it is the
 	// only package that imports scheme (see TestOnlySessionImportsScheme).
 	"internal/session": {mod, mod + "/scheme", mod + "/internal/config", mod + "/internal/fsview", mod + "/internal/guard", mod + "/internal/journal",
-		mod + "/internal/prim", mod + "/internal/provider", mod + "/internal/sandbox", mod + "/internal/store", mod + "/internal/egress", mod + "/internal/roles"},
+		mod + "/internal/prim", mod + "/internal/provider", mod + "/internal/sandbox", mod + "/internal/store", mod + "/internal/egress", mod + "/internal/roles", mod + "/internal/mcp"},
 	// The command line: everything but the interpreter (through session).
 	"internal/cli": {"github.com/alecthomas/kong", "golang.org/x/sys/*", "golang.org/x/term",
-		mod + "/internal/config", mod + "/internal/egress", mod + "/internal/guard", mod + "/internal/journal", mod + "/internal/keychain", mod + "/internal/prim",
+		mod + "/internal/config", mod + "/internal/egress", mod + "/internal/guard", mod + "/internal/journal", mod + "/internal/keychain", mod + "/internal/mcp", mod + "/internal/prim",
 		mod + "/internal/provider", mod + "/internal/roles", mod + "/internal/rpc", mod + "/internal/sandbox", mod + "/internal/session", mod + "/internal/store", mod + "/internal/termtext", mod + "/internal/trust"},
 	"cmd/nodwyn": {mod + "/internal/cli"},
 	".":          {},
