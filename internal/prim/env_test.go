@@ -151,3 +151,33 @@ func TestDefaultEnvAllow(t *testing.T) {
 		t.Error("EnvAllow has PWD")
 	}
 }
+
+// A toolchain's places pass to commands (an image's GOPATH=/go, a runner's
+// RUSTUP_HOME), an index URL with a password in it does not, and nodwyn's
+// own directories' variables stay out.
+func TestToolchainPlacesPassToCommands(t *testing.T) {
+	env := ScrubEnv([]string{
+		"GOPATH=/go",
+		"RUSTUP_HOME=/usr/local/rustup",
+		"CARGO_HOME=/usr/local/cargo",
+		"JAVA_HOME=/usr/lib/jvm/java-17",
+		"GOPROXY=https://goproxy.example.com,direct",
+		"npm_config_registry=https://npm.example.com/",
+		"PIP_INDEX_URL=https://user:hunter2@pypi.example.com/simple",
+		"XDG_CONFIG_HOME=/home/p/.config",
+		"XDG_DATA_HOME=/home/p/.local/share",
+	}, DefaultOptions().EnvAllow)
+	for _, want := range []string{"GOPATH=/go", "RUSTUP_HOME=/usr/local/rustup", "CARGO_HOME=/usr/local/cargo", "JAVA_HOME=/usr/lib/jvm/java-17",
+		"GOPROXY=https://goproxy.example.com,direct", "npm_config_registry=https://npm.example.com/"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("%s did not pass: %q", want, env)
+		}
+	}
+	for _, kv := range env {
+		for _, gone := range []string{"PIP_INDEX_URL=", "XDG_CONFIG_HOME=", "XDG_DATA_HOME="} {
+			if strings.HasPrefix(kv, gone) {
+				t.Errorf("%s passed to commands", kv)
+			}
+		}
+	}
+}

@@ -108,11 +108,28 @@ const (
 // time limits and the output cap. Folder and Scratch are the caller's.
 func DefaultOptions() Options {
 	return Options{
-		EnvAllow:   []string{"PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL", "TZ"},
+		EnvAllow:   append([]string{"PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL", "TZ"}, ToolchainEnv...),
 		Timeout:    defaultTimeout,
 		MaxTimeout: defaultMaxTimeout,
 		MaxOutput:  defaultMaxOutput,
 	}
+}
+
+// ToolchainEnv are the variables that say where a language's toolchain,
+// caches and package index are (GOPATH, CARGO_HOME, RUSTUP_HOME,
+// JAVA_HOME, GOPROXY, npm_config_registry …): images and CI runners set
+// them to places other than the defaults, and without them a command's go,
+// cargo or npm looks in the default place, which the write confinement
+// and the egress proxy would then refuse as not the one the person uses.
+// They pass to commands like the rest of EnvAllow, and are still dropped
+// when they hold a secret (an index URL with a password in it).
+var ToolchainEnv = []string{
+	"GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOSUMDB", "GONOSUMDB", "GONOSUMCHECK", "GOPRIVATE", "GONOPROXY", "GOFLAGS", "GOTOOLCHAIN", "GOTELEMETRY",
+	"CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN",
+	"JAVA_HOME", "MAVEN_HOME", "M2_HOME", "MAVEN_OPTS", "GRADLE_USER_HOME",
+	"PYENV_ROOT", "PYENV_VERSION", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CACHE_DIR", "UV_INDEX_URL", "UV_CACHE_DIR",
+	"NVM_DIR", "npm_config_registry", "npm_config_cache", "YARN_CACHE_FOLDER", "PNPM_HOME",
+	"XDG_CACHE_HOME",
 }
 
 // Result is what a tool call gives back.
