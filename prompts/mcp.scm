@@ -1,11 +1,22 @@
 ;;; prompts/mcp.scm — what the model reads about MCP tools (runtime/mcp.scm).
 ;;;
-;;; An MCP tool is offered with its one-line summary and no schema; the
-;;; tool-schema tool gives its whole description and its arguments' JSON
-;;; schema when the model asks, and a failed first call gets them too.
+;;; By default (mcp-schemas 'catalogue) the MCP tools are listed by name and
+;;; one-line summary in tool-schema's description, and a tool joins the
+;;; tool list, whole, once the model has asked for it; with 'on-demand each
+;;; is offered with its summary and no schema. tool-schema gives a tool's
+;;; whole description and its arguments' JSON schema, and a failed first
+;;; call gets them too.
 
 (define tool-schema-description
   "Give the description and the arguments (a JSON schema) of an MCP tool: the tools named server__tool are listed with a one-line summary only. Call it with a tool's name before that tool's first call.")
+
+;; tool-schema's description under 'catalogue: what it does, then each
+;; offered tool's name and summary, one a line (tools: as (mcp-tools)
+;; lists them).
+(define (tool-schema-catalogue tools)
+  (string-append
+   "Load an MCP tool: give its name and get its description and arguments (a JSON schema); from then on the tool is in your tool list and you call it by its name. Load a tool before its first use. The MCP tools:\n"
+   (string-join (map (lambda (t) (string-append (alist-ref t 'name) ": " (alist-ref t 'summary ""))) tools) "\n")))
 
 (define tool-schema-name-description "the MCP tool's name, as listed (server__tool)")
 

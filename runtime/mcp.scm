@@ -7,11 +7,16 @@
 ;;;                list of names and globs (strings or symbols):
 ;;;                "github__search_code", "github__*", or a server's name
 ;;;                alone ("github", all its tools)
-;;;   mcp-schemas  'on-demand (the default): each tool goes with its
-;;;                one-line summary and no schema, and the tool-schema tool
-;;;                gives a tool's description and schema when the model
-;;;                asks (50 tools cost a few tokens each, not hundreds);
-;;;                'full: each with its whole description and schema
+;;;   mcp-schemas  'catalogue (the default): the tools are listed by name
+;;;                and one-line summary in tool-schema's description, and
+;;;                a tool joins the tool list, whole, once the model has
+;;;                asked tool-schema for it (50 tools cost about 800
+;;;                tokens, not 18,000; as Claude Code defers its MCP
+;;;                tools); 'on-demand: each tool in the tool list with its
+;;;                summary and no schema, tool-schema gives the schema
+;;;                (about 2,600 tokens: a definition's frame costs more
+;;;                than its summary); 'full: each with its whole
+;;;                description and schema
 ;;;
 ;;; Why tool-schema rather than answering a first call with the schema: a
 ;;; first call made without the schema may do something (a guessed
@@ -19,11 +24,14 @@
 ;;; confirm a guess; asking for the schema does nothing, costs one step,
 ;;; and the model may ask for several at once. A first call that fails is
 ;;; answered with the schema besides (mcp-result-text). The schema goes to
-;;; the conversation, not to the tool's definition: the tool list stays the
-;;; same from request to request, so the provider's prompt cache holds.
+;;; the conversation, not to the tool's definition: under 'on-demand the
+;;; tool list stays the same from request to request, so the provider's
+;;; prompt cache holds; under 'catalogue the list grows by a tool the first
+;;; time the model asks for it, which costs the cache once per tool asked
+;;; for and saves the frames of all the tools never used.
 
 (define-profile-key! 'mcp-tools "which MCP tools are offered: 'all, 'none, or a list of names and globs")
-(define-profile-key! 'mcp-schemas "'on-demand (a summary each, tool-schema gives the schema) or 'full")
+(define-profile-key! 'mcp-schemas "'catalogue (names and summaries in tool-schema's description; a tool joins the list once asked for), 'on-demand (a summary each, tool-schema gives the schema) or 'full")
 
 ;; The tools whose schema the model has been given, by name.
 (define mcp-schemas-given (make-hash-table))
@@ -58,18 +66,25 @@
 (define (mcp-tool-specs base)
   (let ((base (filter (lambda (spec) (not (equal? (car spec) "tool-schema"))) base))
         (offered (if (mcp-configured?) (profile-mcp-tools) '())))
-    (cond
-     ((null? offered) base)
-     ((eq? (profile-ref 'mcp-schemas 'on-demand) 'full)
-      (append base (map (lambda (t)
-                          (let ((full (mcp-tool (alist-ref t 'name))))
-                            (mcp-schema-given! (alist-ref t 'name))
-                            (list (alist-ref t 'name) (alist-ref full 'description) 'full)))
-                        offered)))
-     (else
+    (define (whole t)
+      (let ((full (mcp-tool (alist-ref t 'name))))
+        (mcp-schema-given! (alist-ref t 'name))
+        (list (alist-ref t 'name) (alist-ref full 'description) 'full)))
+    (case (if (null? offered) 'none (profile-ref 'mcp-schemas 'catalogue))
+     ((none) base)
+     ((full) (append base (map whole offered)))
+     ((on-demand)
       (append base
               (map (lambda (t) (cons (alist-ref t 'name) (alist-ref t 'summary))) offered)
-              (list (cons "tool-schema" tool-schema-description)))))))
+              (list (cons "tool-schema" tool-schema-description))))
+     ((catalogue)
+      (append base
+              (map whole (filter (lambda (t) (mcp-schema-given? (alist-ref t 'name))) offered))
+              (list (cons "tool-schema" (tool-schema-catalogue offered)))))
+     (else
+      (error (string-append "profile " (symbol->string (current-profile-name))
+                            ": mcp-schemas must be 'catalogue, 'on-demand or 'full")
+             (profile-ref 'mcp-schemas 'catalogue))))))
 
 ;; tool-schema's answer for name: the tool's description and schema, or
 ;; an error result naming the tools there are.

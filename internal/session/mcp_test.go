@@ -77,8 +77,9 @@ func toolNamed(req provider.Request, name string) (provider.Tool, bool) {
 }
 
 // A call through a session, over stdio and over HTTP: the first request
-// offers the tools by their one-line summaries and no schema, with
-// tool-schema; tool-schema gives the schema; the call the person's
+// lists the tools by name and one-line summary in tool-schema's
+// description; tool-schema gives the schema and puts the tool in the
+// tool list; the call the person's
 // allow_tools allows runs, and its result is the model's, logged as any
 // tool's.
 func TestAnMCPToolIsOfferedDescribedAndCalled(t *testing.T) {
@@ -106,12 +107,19 @@ done`)
 				t.Fatalf("mcp.server events %v", ev)
 			}
 			reqs := r.model.Requests()
-			echo, ok := toolNamed(reqs[0], "t__echo")
-			if !ok || echo.Description != "Echo the text back." || len(echo.Parameters) != 1 {
-				t.Fatalf("t__echo offered as %+v", echo)
+			// mcp-schemas 'catalogue, the default: the first request
+			// lists the tool in tool-schema's description only; once
+			// asked for, it is in the tool list, whole.
+			if echo, ok := toolNamed(reqs[0], "t__echo"); ok {
+				t.Fatalf("t__echo offered before it was asked for: %+v", echo)
 			}
-			if _, ok := toolNamed(reqs[0], "tool-schema"); !ok {
-				t.Fatal("tool-schema is not offered beside the MCP tools")
+			ts, ok := toolNamed(reqs[0], "tool-schema")
+			if !ok || !strings.Contains(ts.Description, "\nt__echo: Echo the text back.") {
+				t.Fatalf("tool-schema is not offered with the catalogue: %+v", ts)
+			}
+			echo, ok := toolNamed(reqs[1], "t__echo")
+			if !ok || !strings.Contains(echo.Description, "Useful for checking") || echo.Parameters["properties"] == nil {
+				t.Fatalf("t__echo offered after tool-schema as %+v", echo)
 			}
 			if got := lastMessage(reqs[1]).Content; !strings.Contains(got, `"required":["text"]`) || !strings.Contains(got, "Useful for checking") {
 				t.Errorf("tool-schema answered %q", got)
@@ -393,10 +401,13 @@ func TestTheProfileChoosesTheMCPTools(t *testing.T) {
 		writeInit(t, &opts, `(define-profile 'picky (cons (cons 'mcp-tools '("t__e*" u)) (profile-named 'lean)))`)
 		opts.Profile = "picky"
 		r := runSession(t, opts, "> reply\ndone")
+		// The catalogue in tool-schema's description lists what is
+		// offered, one "name: summary" a line.
+		ts, _ := toolNamed(r.model.Requests()[0], "tool-schema")
 		var mcpNames []string
-		for _, tl := range r.model.Requests()[0].Tools {
-			if strings.Contains(tl.Name, "__") {
-				mcpNames = append(mcpNames, tl.Name)
+		for _, line := range strings.Split(ts.Description, "\n") {
+			if name, _, ok := strings.Cut(line, ": "); ok && strings.Contains(name, "__") {
+				mcpNames = append(mcpNames, name)
 			}
 		}
 		got := strings.Join(mcpNames, " ")
@@ -500,14 +511,15 @@ func firstRequestTokens(t *testing.T, schemas string) (tools int, tokens int) {
 //
 //	go test -run TestFirstRequestTokens -v ./internal/session/
 func TestFirstRequestTokensWithFiftyMCPTools(t *testing.T) {
+	c, cat := firstRequestTokens(t, "catalogue")
 	n, lean := firstRequestTokens(t, "on-demand")
 	m, full := firstRequestTokens(t, "full")
-	t.Logf("first request, 50 MCP tools: on demand %d definitions ≈ %d tokens; full schemas %d definitions ≈ %d tokens (bytes/4 of their JSON)", n, lean, m, full)
-	if n != 51 || m != 50 {
-		t.Fatalf("%d and %d definitions", n, m)
+	t.Logf("first request, 50 MCP tools: catalogue %d definitions ≈ %d tokens; on demand %d definitions ≈ %d tokens; full schemas %d definitions ≈ %d tokens (bytes/4 of their JSON)", c, cat, n, lean, m, full)
+	if c != 1 || n != 51 || m != 50 {
+		t.Fatalf("%d, %d and %d definitions", c, n, m)
 	}
-	if lean*5 > full {
-		t.Errorf("on demand (%d tokens) is not a fraction of full schemas (%d)", lean, full)
+	if lean*5 > full || cat >= lean {
+		t.Errorf("the catalogue (%d tokens) is not a fraction of on demand (%d), or that of full schemas (%d)", cat, lean, full)
 	}
 }
 
