@@ -156,8 +156,40 @@ type writeSet struct {
 // person's additions extra (~/… or absolute; from [sandbox] writable and
 // --writable). The caches of the ecosystems the folder uses are made when
 // missing; the others are granted where they exist.
-func writableFor(folder, home string, extra []string) writeSet {
-	return writeSetFor(folder, home, extra, true)
+//
+// also names ecosystems (ecoCache names) used beside the folder's: those
+// of the run's MCP servers (mcpEcosystems), whose caches are made too, so
+// that `npx -y some-server` in a folder that is no JavaScript project can
+// fill ~/.npm on its first start.
+func writableFor(folder, home string, extra []string, also ...string) writeSet {
+	return writeSetFor(folder, home, extra, true, also...)
+}
+
+// mcpEcosystems are the ecosystems whose caches the run's stdio MCP
+// servers use, by the program each starts: npx and the like fetch the
+// server into npm's cache, uvx into the cache home (granted anyway), go
+// run builds into Go's.
+func mcpEcosystems(servers []MCPServer) []string {
+	var uses []string
+	for _, s := range servers {
+		if s.Command == "" {
+			continue
+		}
+		switch filepath.Base(s.Command) {
+		case "npx", "npm", "node", "pnpm", "pnpx", "yarn", "bunx":
+			uses = append(uses, "npm")
+		case "go":
+			uses = append(uses, "go")
+		case "cargo":
+			uses = append(uses, "cargo")
+		case "uvx", "uv", "pip", "pipx":
+			uses = append(uses, "pip")
+		case "mvn", "java":
+			uses = append(uses, "maven")
+		}
+	}
+	slices.Sort(uses)
+	return slices.Compact(uses)
 }
 
 // WritesLine says where a session's commands in folder would write, with
@@ -168,7 +200,7 @@ func WritesLine(folder, home string, extra []string) string {
 
 // writeSetFor is writableFor, making the folder's missing caches only when
 // mk is set.
-func writeSetFor(folder, home string, extra []string, mk bool) writeSet {
+func writeSetFor(folder, home string, extra []string, mk bool, also ...string) writeSet {
 	var ws writeSet
 	add := func(p string) {
 		if p != "" && filepath.IsAbs(p) {
@@ -194,7 +226,7 @@ func writeSetFor(folder, home string, extra []string, mk bool) writeSet {
 		add(ch)
 	}
 	for _, e := range ecoCaches {
-		uses := false
+		uses := slices.Contains(also, e.name) // an MCP server's
 		for _, m := range e.markers {
 			if _, err := os.Stat(filepath.Join(folder, m)); err == nil {
 				uses = true

@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/mcp"
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
@@ -37,12 +39,12 @@ func TestConfinedWritesLetGoRecordTheChecksumDatabase(t *testing.T) {
 }
 
 // A cache's location set in nodwyn's own environment (XDG_CACHE_HOME,
-// GOPATH, GOMODCACHE, CARGO_HOME, npm_config_cache …) never reaches the
-// session's commands: prim scrubs their environment to
-// prim.DefaultOptions().EnvAllow, so their tools write where their
-// defaults are, under the home. Both are granted: the defaults the
-// commands use, made for the folder's ecosystems in a fresh home, and the
-// places nodwyn's environment names. Before, a person with XDG_CACHE_HOME
+// GOPATH, GOMODCACHE, CARGO_HOME, npm_config_cache …) reaches the
+// session's commands (prim.ToolchainEnv) unless a command's own
+// environment drops it, when its tools write where their defaults are,
+// under the home. Both are granted: the defaults, made for the folder's
+// ecosystems in a fresh home, and the places nodwyn's environment names.
+// Before, a person with XDG_CACHE_HOME
 // set could not go test ("failed to initialize build cache at
 // ~/.cache/go-build: permission denied"), nor go mod download with GOPATH
 // set (as the golang images set it).
@@ -89,5 +91,30 @@ func TestConfinedWritesGrantTheCachesCommandsUse(t *testing.T) {
 		if o.ExitCode != 0 {
 			t.Errorf("%s, where the command's tool writes, was refused:\n%s", p, o.Text())
 		}
+	}
+}
+
+// An MCP server started with npx fills npm's cache on its first start,
+// whatever the folder is: the cache is made and granted for it, as for a
+// folder with a package.json, and not for a run with no such server.
+func TestAnMCPServersEcosystemGetsItsCache(t *testing.T) {
+	base := t.TempDir()
+	home, folder := filepath.Join(base, "home"), filepath.Join(base, "proj")
+	os.MkdirAll(home, 0o755)
+	os.MkdirAll(folder, 0o755)
+	t.Setenv("npm_config_cache", "")
+	npmCache := filepath.Join(home, ".npm")
+	servers := []MCPServer{{Server: mcp.Server{Name: "everything", Command: "/usr/bin/npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"}}},
+		{Server: mcp.Server{Name: "web", URL: "http://127.0.0.1:1/mcp"}}}
+	if got := mcpEcosystems(servers); !slices.Equal(got, []string{"npm"}) {
+		t.Fatalf("mcpEcosystems = %v", got)
+	}
+	ws := writableFor(folder, home, nil)
+	if _, err := os.Stat(npmCache); err == nil || slices.Contains(ws.made, npmCache) {
+		t.Fatalf("~/.npm made for a run with no npx server: %v", ws.made)
+	}
+	ws = writableFor(folder, home, nil, mcpEcosystems(servers)...)
+	if fi, err := os.Stat(npmCache); err != nil || !fi.IsDir() || !slices.Contains(ws.paths, npmCache) {
+		t.Fatalf("~/.npm not made and granted for an npx server: %v (paths %v)", err, ws.paths)
 	}
 }

@@ -332,7 +332,7 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		nsc := make(chan madeNS, 1)
 		if wc != nil && wc.namespaces && !opts.NoKernelFloor {
 			go func() {
-				ns, err := sandbox.NewSessionNS(wc.network)
+				ns, err := sandbox.NewSessionNS(wc.network, localAddrs(opts.ConfigSeam.AllowHosts)...) // egress_local.go
 				nsc <- madeNS{ns, err}
 			}()
 		} else {
@@ -511,6 +511,9 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		s.protect = sandbox.Protect(opts.Folder)
 		popts.AfterCommand = func() string { return sandbox.RestoreNote(s.protect.Restore()) }
 	}
+	if s.egress != nil && s.ns.Network() { // a note for a direct connection (egress_local.go)
+		popts.AfterCommand = directNote(s.ns, popts.AfterCommand)
+	}
 	beforeFirst := opts.BeforeFirstProcess
 	if f := beforeFirst; f != nil && s.mcp != nil {
 		// The tools' commands and the MCP servers start through two
@@ -651,7 +654,7 @@ func makeFloor(g guard.Options, off bool, wc *confinement) (*sandbox.Floor, stri
 	}
 	line := f.String()
 	if wc != nil {
-		ws := writableFor(g.Folder, g.Home, wc.extra)
+		ws := writableFor(g.Folder, g.Home, wc.extra, wc.uses...)
 		f.ConfineWrites(ws.paths, WidenHint)
 		wc.writesLine = "commands write only in " + ws.summary(g.Folder, g.Home) + " and the scratch directory"
 	}
@@ -662,6 +665,7 @@ func makeFloor(g guard.Options, off bool, wc *confinement) (*sandbox.Floor, stri
 // catalogue: nil in sandbox mode (the machine is the task's).
 type confinement struct {
 	extra   []string // the person's writable additions: config, then flags
+	uses    []string // ecosystems the run's MCP servers start with (npx: npm), beside the folder's
 	network bool     // a network namespace, commands going out through the proxy
 	// namespaces: the session's PID, mount and network namespaces
 	namespaces bool
@@ -674,7 +678,7 @@ func writeConfinement(opts Options) *confinement {
 	if opts.Sandbox {
 		return nil
 	}
-	return &confinement{extra: append(slices.Clone(opts.ConfigSeam.Writable), opts.Writable...),
+	return &confinement{extra: append(slices.Clone(opts.ConfigSeam.Writable), opts.Writable...), uses: mcpEcosystems(opts.MCP),
 		network: opts.ConfigSeam.Network != "open", namespaces: opts.ConfigSeam.Namespaces != "off"}
 }
 
