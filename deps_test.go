@@ -62,9 +62,15 @@ var allowedImports = map[string][]string{
 	// only package that imports scheme (see TestOnlySessionImportsScheme).
 	"internal/session": {mod, mod + "/scheme", mod + "/internal/config", mod + "/internal/fsview", mod + "/internal/guard", mod + "/internal/journal",
 		mod + "/internal/prim", mod + "/internal/provider", mod + "/internal/sandbox", mod + "/internal/store", mod + "/internal/egress", mod + "/internal/roles", mod + "/internal/mcp"},
+	// The run, whoever asked for it (nodwyn run, the console, the daemon):
+	// its Spec, and the one path from it to a session. No kong, no rpc: the
+	// command line and the daemon's wire are its callers'.
+	"internal/launch": {"golang.org/x/sys/*",
+		mod + "/internal/config", mod + "/internal/guard", mod + "/internal/keychain", mod + "/internal/mcp", mod + "/internal/provider",
+		mod + "/internal/sandbox", mod + "/internal/session", mod + "/internal/store", mod + "/internal/termtext", mod + "/internal/trust"},
 	// The command line: everything but the interpreter (through session).
 	"internal/cli": {"github.com/alecthomas/kong", "golang.org/x/sys/*", "golang.org/x/term",
-		mod + "/internal/config", mod + "/internal/egress", mod + "/internal/guard", mod + "/internal/journal", mod + "/internal/keychain", mod + "/internal/mcp", mod + "/internal/prim",
+		mod + "/internal/config", mod + "/internal/egress", mod + "/internal/guard", mod + "/internal/journal", mod + "/internal/keychain", mod + "/internal/launch", mod + "/internal/mcp", mod + "/internal/prim",
 		mod + "/internal/provider", mod + "/internal/roles", mod + "/internal/rpc", mod + "/internal/sandbox", mod + "/internal/session", mod + "/internal/store", mod + "/internal/termtext", mod + "/internal/trust"},
 	"cmd/nodwyn": {mod + "/internal/cli"},
 	".":          {},
@@ -84,6 +90,7 @@ var neverReaches = map[string][]string{
 	"internal/rpc":            {"scheme", "internal/session", "internal/guard", "internal/prim"},
 	"internal/config":         {"scheme", "internal/session"},
 	"internal/keychain":       {"scheme", "internal/session", "internal/guard", "internal/prim", "internal/config"},
+	"internal/launch":         {"internal/cli", "internal/rpc"},
 }
 
 type listed struct {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/store"
 )
 
@@ -299,17 +300,17 @@ func harborValidate(t *testing.T, path string) {
 // one with no steps), but a path nodwyn cannot write is an error at once.
 func TestATrajectoryFileAppearsWithItsFirstStep(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "t.json")
-	tw, err := newTrajectory(p, "m", "v")
+	tw, err := launch.NewTrajectory(p, "m", "v")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tw.close()
+	defer tw.Close()
 	if _, err := os.Stat(p); err == nil {
 		b, _ := os.ReadFile(p)
 		t.Fatalf("a trajectory with no steps was written:\n%s", b)
 	}
-	tw.event(store.Event{Type: "run.start", Time: time.Now(), Data: map[string]any{"session": "s1"}})
-	tw.event(store.Event{Type: "message", Time: time.Now(), Data: map[string]any{"text": "the task"}})
+	tw.Event(store.Event{Type: "run.start", Time: time.Now(), Data: map[string]any{"session": "s1"}})
+	tw.Event(store.Event{Type: "message", Time: time.Now(), Data: map[string]any{"text": "the task"}})
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatalf("the first step was not written at once: %v", err)
@@ -317,7 +318,7 @@ func TestATrajectoryFileAppearsWithItsFirstStep(t *testing.T) {
 	for _, pr := range atifProblems(b) {
 		t.Error(pr)
 	}
-	if _, err := newTrajectory(filepath.Join(t.TempDir(), "no", "such", "dir", "t.json"), "m", "v"); err == nil {
+	if _, err := launch.NewTrajectory(filepath.Join(t.TempDir(), "no", "such", "dir", "t.json"), "m", "v"); err == nil {
 		t.Error("an unwritable path was accepted")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/internal/termtext"
@@ -88,8 +89,8 @@ func (c *ChatCmd) Run(e *env) error {
 		RequestTimeout: c.RequestTimeout, IdleTimeout: c.IdleTimeout, NoKeychain: c.NoKeychain,
 		MaxToolCalls: c.MaxToolCalls, Yolo: c.Yolo, JSON: c.JSON, Quiet: c.Quiet,
 		TrustProject: c.TrustProject, Contract: c.Contract, NoKernelFloor: c.NoKernelFloor, Writable: c.Writable,
-		// execute takes [limits] timeout when this is 0; a negative one is
-		// none (a deadline is set only for a positive Timeout).
+		// launch.Run takes [limits] timeout when this is 0; a negative one
+		// is none (a deadline is set only for a positive Timeout).
 		Timeout: -1,
 	}
 	// SIGTERM and SIGHUP end the console (the turn that runs is
@@ -102,14 +103,36 @@ func (c *ChatCmd) Run(e *env) error {
 	defer cancelStart(nil)
 	k := newConsole(e, r, cancelStart)
 	defer k.stopSignals()
-	out, err := r.execute(e, runHooks{
-		ctx: ctx, render: true, trustAsk: terminalTrustAsk(e),
-		confirm: k.confirm, steer: k.steer, console: k.run, sinks: []func(store.Event){k.answers},
-	})
+	spec, err := r.spec(e)
 	if err != nil {
 		return err
 	}
-	return exitFor(out, r.dataDir)
+	var rend *renderer
+	defer func() {
+		if rend != nil {
+			rend.close()
+		}
+	}()
+	h := e.hooks(launch.Hooks{
+		TrustAsk: terminalTrustAsk(e), Steer: k.steer,
+		Console: func(ctx context.Context, s *session.Session) session.Outcome { return k.run(ctx, s, rend) },
+	})
+	h.Watch = func() launch.Watch {
+		rend = newRenderer(e.stderr, r.Quiet)
+		w := rend.watch()
+		if r.JSON {
+			w.Sinks = append(w.Sinks, jsonSink(e.stdout))
+		}
+		w.Sinks = append(w.Sinks, k.answers)
+		w.Confirm = k.confirm
+		return w
+	}
+	out, err := launch.Run(ctx, spec, h)
+	if err != nil {
+		return err
+	}
+	_, dirs := launch.HomeDirs(e.getenv)
+	return exitFor(out, dirs.Data)
 }
 
 // console is one nodwyn chat: the session, and the person's side of it.
@@ -284,7 +307,7 @@ func (k *console) idle() {
 	r.activity = ""
 }
 
-// run is the console: runHooks.console, called once the session exists.
+// run is the console: launch.Hooks.Console, called once the session exists.
 func (k *console) run(ctx context.Context, s *session.Session, rend *renderer) session.Outcome {
 	k.s, k.rend = s, rend
 	if !k.r.JSON {
@@ -475,7 +498,8 @@ func (k *console) compact(ctx context.Context) {
 // kept before they changed a file, as 'nodwyn undo' lists and restores
 // them.
 func (k *console) undo(arg string) {
-	st, err := store.Open(k.r.dataDir)
+	_, dirs := launch.HomeDirs(k.e.getenv)
+	st, err := store.Open(dirs.Data)
 	if err != nil {
 		k.print("undo: " + err.Error())
 		return

@@ -1,6 +1,7 @@
-// Package cli is nodwyn's command line: the kong command structs,
-// resolveOptions (the rules between --sandbox, --yolo, --unattended, --judge
-// and --no-confirm), and the terminal rendering of events and confirms.
+// Package cli is nodwyn's command line: the kong command structs, the one
+// conversion of nodwyn run's flags to a launch.Spec (RunCmd.spec), the
+// console, the daemon's client, and the terminal rendering of events and
+// confirms. The run itself is internal/launch's.
 package cli
 
 import (
@@ -15,16 +16,17 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
 // Exit codes, documented in `nodwyn run --help`.
 const (
-	ExitOK          = 0   // the run finished
-	ExitFailed      = 1   // the run failed, or stopped for lack of progress; `guard`: refused
-	ExitUsage       = 2   // a usage or configuration error
-	ExitBudget      = 3   // a budget or the deadline ran out; `guard`: would confirm
-	ExitInterrupted = 130 // interrupted (SIGINT/SIGTERM)
+	ExitOK          = 0                       // the run finished
+	ExitFailed      = int(launch.Failed)      // the run failed, or stopped for lack of progress; `guard`: refused
+	ExitUsage       = int(launch.Usage)       // a usage or configuration error
+	ExitBudget      = int(launch.Budget)      // a budget or the deadline ran out; `guard`: would confirm
+	ExitInterrupted = int(launch.Interrupted) // interrupted (SIGINT/SIGTERM)
 )
 
 // Version is set at build time with -ldflags "-X github.com/nodwyn/nodwyn/internal/cli.Version=…".
@@ -171,6 +173,13 @@ func parseAndRun(root any, args []string, e *env, quiet bool) (code int, ok bool
 			fmt.Fprintf(e.stderr, "nodwyn: %s\n", termtext.Text(xe.err.Error()))
 		}
 		return xe.code, true
+	}
+	var le *launch.Error // a run that stopped before it started: its kind is nodwyn run's exit code
+	if errors.As(err, &le) {
+		if le.Err != nil {
+			fmt.Fprintf(e.stderr, "nodwyn: %s\n", termtext.Text(le.Err.Error()))
+		}
+		return le.Kind.ExitCode(), true
 	}
 	fmt.Fprintf(e.stderr, "nodwyn: %s\n", termtext.Text(err.Error()))
 	return ExitFailed, true

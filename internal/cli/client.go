@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/rpc"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
@@ -29,7 +30,7 @@ func (r *RunCmd) daemonSocket(getenv func(string) string) (string, error) {
 	if s := getenv("NODWYN_SOCKET"); s != "" {
 		return s, nil
 	}
-	_, dirs := homeDirs(getenv)
+	_, dirs := launch.HomeDirs(getenv)
 	cfg, err := config.LoadWith(dirs, "", nil, getenv)
 	if err != nil {
 		return "", &exitError{code: ExitUsage, err: err}
@@ -45,56 +46,38 @@ func (r *RunCmd) daemonSocket(getenv func(string) string) (string, error) {
 // shown as an in-process run shows them, its confirms are asked here, and
 // the exit code is the one the run would have had in this process.
 func (r *RunCmd) viaDaemon(e *env, sock string) error {
-	_, dirs := homeDirs(e.getenv)
+	_, dirs := launch.HomeDirs(e.getenv)
 	sock, err := filepath.Abs(sock)
 	if err != nil {
 		return usageErr("--daemon: %v", err)
 	}
-	task, err := r.instruction(e)
+	spec, err := r.spec(e)
 	if err != nil {
 		return err
 	}
-	if task == "" && r.Resume == "" {
+	if spec.Instruction == "" && spec.Resume == "" {
 		return usageErr("no task given: write it as arguments, '-' to read standard input, or --instruction-file FILE")
 	}
-	params := r.daemonParams(task)
 	method := "run.start"
 	if r.Resume != "" {
 		method = "run.resume"
 		if r.Folder != "" || r.Contract != "" {
 			return usageErr("--resume continues a session in its own folder with its own contract: leave out -C and --contract")
 		}
-		id := r.Resume
 		if st, err := store.Open(dirs.Data); err == nil {
 			if resolved, err := st.ResolveID(r.Resume); err == nil {
-				id = resolved
+				spec.Resume = resolved
 			}
 		}
-		params["id"] = id
 	} else {
 		folder := r.Folder
 		if folder == "" {
 			folder = "."
 		}
-		params["folder"] = physical(absPath(folder))
-		params["contract"] = absPath(r.Contract)
+		spec.Folder = launch.Physical(absPath(folder))
+		spec.Contract = absPath(r.Contract)
 	}
-	for k, v := range params { // leave out what was not given: the daemon's defaults are nodwyn run's
-		switch x := v.(type) {
-		case string:
-			if x == "" {
-				delete(params, k)
-			}
-		case bool:
-			if !x {
-				delete(params, k)
-			}
-		case int:
-			if x == 0 {
-				delete(params, k)
-			}
-		}
-	}
+	forDaemon(&spec)
 
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
@@ -109,7 +92,7 @@ func (r *RunCmd) viaDaemon(e *env, sock string) error {
 		if f.ask == nil && !r.Detach {
 			// No terminal here to answer at: unattended, as in process,
 			// rather than waiting on an answer nobody will give.
-			params["unattended"] = true
+			spec.Unattended = true
 		}
 	}
 	c, err := dialDaemon(context.Background(), dirs.Data, sock, f.notify)
@@ -121,7 +104,7 @@ func (r *RunCmd) viaDaemon(e *env, sock string) error {
 	var started struct {
 		ID string `json:"id"`
 	}
-	if err := c.Call(ctx, method, params, &started); err != nil {
+	if err := c.Call(ctx, method, spec, &started); err != nil {
 		return daemonError(err)
 	}
 	if r.Detach {
@@ -299,7 +282,7 @@ started it, stops it). The exit code is the run's, as nodwyn run's would be.`
 }
 
 func (a *AttachCmd) Run(e *env) error {
-	_, dirs := homeDirs(e.getenv)
+	_, dirs := launch.HomeDirs(e.getenv)
 	sock := a.Daemon
 	if sock == "" {
 		sock = e.getenv("NODWYN_SOCKET")
@@ -333,34 +316,27 @@ func (a *AttachCmd) Run(e *env) error {
 	return exitFor(out, dirs.Data)
 }
 
-// daemonParams are the run's flags as run.start's parameters (run.resume's
-// and the folder's are added by the caller). Every flag of nodwyn run that
-// changes the run is here; TestEveryRunFlagReachesTheDaemon holds the
-// list.
-func (r *RunCmd) daemonParams(task string) map[string]any {
-	abs := absPath
-	params := map[string]any{"instruction": task, "profile": r.Profile, "sandbox": r.Sandbox, "yolo": r.Yolo,
-		"unattended": r.Unattended, "no_confirm": r.NoConfirm, "max_tool_calls": r.MaxToolCalls,
-		"provider": r.Provider, "model": r.Model, "base_url": r.BaseURL, "script": abs(r.Script),
-		"trajectory": abs(r.Trajectory), "trust_project": r.TrustProject, "no_kernel_floor": r.NoKernelFloor, "judge": r.Judge.On, "judge_model": r.Judge.Model, "no_keychain": r.NoKeychain, "reasoning": r.Reasoning}
-	for k, d := range map[string]time.Duration{"timeout": r.Timeout, "request_timeout": r.RequestTimeout, "idle_timeout": r.IdleTimeout} {
-		if d > 0 {
-			params[k] = d.String()
+// forDaemon makes spec's paths absolute, as the daemon takes them (its
+// folder is not the client's), and leaves out what the daemon would refuse
+// that a run here ignores: a duration that is not positive.
+func forDaemon(spec *launch.Spec) {
+	spec.Script, spec.Trajectory = absPath(spec.Script), absPath(spec.Trajectory)
+	for _, d := range []*launch.Duration{&spec.Timeout, &spec.RequestTimeout, &spec.IdleTimeout} {
+		if *d < 0 {
+			*d = 0
 		}
 	}
-	if len(r.Writable) > 0 {
-		// Absolute here: the daemon's folder is not the client's (~/
-		// stays: the daemon is the same person's).
+	if len(spec.Writable) > 0 {
+		// ~/ stays: the daemon is the same person's.
 		var w []string
-		for _, p := range r.Writable {
+		for _, p := range spec.Writable {
 			if !strings.HasPrefix(p, "~") {
-				p = abs(p)
+				p = absPath(p)
 			}
 			w = append(w, p)
 		}
-		params["writable"] = w
+		spec.Writable = w
 	}
-	return params
 }
 
 // absPath is p made absolute ("" stays "").

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/roles"
 	"github.com/nodwyn/nodwyn/internal/session"
@@ -62,12 +63,12 @@ func (c *GuardCmd) Run(e *env) error {
 	sandbox := c.Sandbox == "container"
 	// The guard of a dry session: the built-in checkers and those the init
 	// chain adds, the project's only when it is trusted (as a run has them).
-	pt, err := trustedProject(dirs, folder)
+	pt, err := launch.TrustedProject(dirs, folder)
 	if err != nil {
 		return err
 	}
-	if pt.note != "" {
-		fmt.Fprintln(e.stderr, "nodwyn guard: "+pt.note)
+	if pt.Note != "" {
+		fmt.Fprintln(e.stderr, "nodwyn guard: "+pt.Note)
 	}
 	profile := "full"
 	if c.Lean {
@@ -77,7 +78,7 @@ func (c *GuardCmd) Run(e *env) error {
 	defer stop()
 	s, err := session.New(ctx, session.Options{
 		Folder: folder, Dry: true, Sandbox: sandbox, Unattended: c.Unattended || sandbox, Profile: profile,
-		Dirs: dirs, Stdout: termtext.Writer(e.stderr), ProjectScheme: pt.scheme, // what Scheme displays: escaped
+		Dirs: dirs, Stdout: termtext.Writer(e.stderr), ProjectScheme: pt.Scheme, // what Scheme displays: escaped
 	})
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
@@ -268,7 +269,7 @@ func (c *UndoCmd) Run(e *env) error {
 	}
 	where := ifPath(path)
 	if path == "" && !c.All { // only the versions of files under the folder
-		folder := physical(c.Folder)
+		folder := launch.Physical(c.Folder)
 		where = " under " + folder
 		kept := vs[:0]
 		for _, v := range vs {

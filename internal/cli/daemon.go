@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/rpc"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 	"github.com/nodwyn/nodwyn/internal/session"
@@ -68,7 +68,7 @@ func tokenPath(dataDir, sock string) string {
 }
 
 func (c *DaemonCmd) Run(e *env) error {
-	_, dirs := homeDirs(e.getenv)
+	_, dirs := launch.HomeDirs(e.getenv)
 	// A socket a service manager passed (a systemd .socket unit) is served
 	// instead of one of our own; the service manager keeps its file.
 	activated, asock, err := rpc.Activated()
@@ -241,7 +241,7 @@ func (d *daemon) hello(token string) rpc.Handler {
 		var p struct {
 			Token string `json:"token"`
 		}
-		if err := rpc.DecodeParams(call.Params, &p, "token"); err != nil {
+		if err := rpc.DecodeParams(call.Params, &p); err != nil {
 			return nil, err
 		}
 		if subtle.ConstantTimeCompare([]byte(p.Token), []byte(token)) != 1 {
@@ -344,106 +344,58 @@ func (d *daemon) methods() map[string]rpc.Handler {
 	}
 }
 
-// startParams are run.start's (docs/rpc.md): the flags of nodwyn run.
-type startParams struct {
-	Folder         string   `json:"folder"`
-	Instruction    string   `json:"instruction"`
-	Profile        string   `json:"profile"`
-	Sandbox        string   `json:"sandbox"`
-	Yolo           bool     `json:"yolo"`
-	Unattended     bool     `json:"unattended"`
-	NoConfirm      bool     `json:"no_confirm"`
-	Timeout        string   `json:"timeout"`
-	RequestTimeout string   `json:"request_timeout"`
-	IdleTimeout    string   `json:"idle_timeout"`
-	MaxToolCalls   int      `json:"max_tool_calls"`
-	Provider       string   `json:"provider"`
-	Model          string   `json:"model"`
-	BaseURL        string   `json:"base_url"`
-	Script         string   `json:"script"`
-	Trajectory     string   `json:"trajectory"`
-	Contract       string   `json:"contract"`
-	TrustProject   bool     `json:"trust_project"`
-	NoKernelFloor  bool     `json:"no_kernel_floor"`
-	Writable       []string `json:"writable"`
-	Judge          bool     `json:"judge"`
-	JudgeModel     string   `json:"judge_model"`
-	NoKeychain     bool     `json:"no_keychain"`
-	Reasoning      string   `json:"reasoning"`
-	// run.resume's
-	ID string `json:"id"`
-}
-
-var startKnown = []string{"folder", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
-	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "contract", "trust_project", "no_kernel_floor", "writable", "judge", "judge_model", "no_keychain", "reasoning"}
-
-var resumeKnown = []string{"id", "instruction", "profile", "sandbox", "yolo", "unattended", "no_confirm", "timeout",
-	"request_timeout", "idle_timeout", "max_tool_calls", "provider", "model", "base_url", "script", "trajectory", "trust_project", "no_kernel_floor", "writable", "judge", "judge_model", "no_keychain", "reasoning"}
-
-// runCmd is the nodwyn run these parameters stand for.
-func (p *startParams) runCmd(known []string) (*RunCmd, error) {
+// checkSpec refuses what a run of the daemon may not be given: relative
+// paths (the daemon's folder is not the client's), a negative number of
+// tool calls.
+func checkSpec(p *launch.Spec) error {
 	for name, v := range map[string]string{"folder": p.Folder, "script": p.Script, "trajectory": p.Trajectory, "contract": p.Contract} {
 		if v != "" && !filepath.IsAbs(v) {
-			return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: name + " must be an absolute path: the daemon's folder is not the client's",
+			return &rpc.Error{Code: rpc.CodeInvalidParams, Message: name + " must be an absolute path: the daemon's folder is not the client's",
 				Data: map[string]any{"param": name, "fix": "give " + name + " as an absolute path"}}
 		}
 	}
-	r := &RunCmd{Folder: p.Folder, Profile: p.Profile, Sandbox: p.Sandbox, Yolo: p.Yolo, Unattended: p.Unattended,
-		NoConfirm: p.NoConfirm, MaxToolCalls: p.MaxToolCalls, Provider: p.Provider, Model: p.Model, BaseURL: p.BaseURL,
-		Script: p.Script, Trajectory: p.Trajectory, Contract: p.Contract, TrustProject: p.TrustProject,
-		NoKernelFloor: p.NoKernelFloor, Writable: p.Writable, Judge: JudgeFlag{On: p.Judge || p.JudgeModel != "", Model: p.JudgeModel}, NoKeychain: p.NoKeychain, Reasoning: p.Reasoning, Resume: p.ID, Quiet: true}
-	if p.Instruction != "" {
-		r.Instruction = []string{p.Instruction}
-	}
-	for _, d := range []struct {
-		name, v string
-		to      *time.Duration
-	}{{"timeout", p.Timeout, &r.Timeout}, {"request_timeout", p.RequestTimeout, &r.RequestTimeout}, {"idle_timeout", p.IdleTimeout, &r.IdleTimeout}} {
-		if d.v == "" {
-			continue
-		}
-		t, err := time.ParseDuration(d.v)
-		if err != nil || t <= 0 {
-			return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: d.name + " " + strconv.Quote(d.v) + " is not a duration",
-				Data: map[string]any{"param": d.name, "known": known, "fix": "give " + d.name + ` as a Go duration such as "30m" or "90s"`}}
-		}
-		*d.to = t
-	}
 	if p.MaxToolCalls < 0 {
-		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "max_tool_calls must not be negative",
+		return &rpc.Error{Code: rpc.CodeInvalidParams, Message: "max_tool_calls must not be negative",
 			Data: map[string]any{"param": "max_tool_calls", "fix": "give a number of tool calls, or leave it out"}}
 	}
-	return r, nil
+	return nil
 }
 
+// run.start's parameters are launch.Spec's but id (run.resume's);
+// run.resume's are all but folder and contract (a resumed session works
+// in its own).
+var (
+	startUnlisted  = []string{"id"}
+	resumeUnlisted = []string{"folder", "contract"}
+)
+
 func (d *daemon) runStart(ctx context.Context, call *rpc.Call) (any, error) {
-	var p startParams
-	if err := rpc.DecodeParams(call.Params, &p, startKnown...); err != nil {
+	var p launch.Spec
+	if err := rpc.DecodeParams(call.Params, &p, startUnlisted...); err != nil {
 		return nil, err
 	}
-	if p.ID != "" {
-		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "unknown parameter id", Data: map[string]any{"param": "id", "known": startKnown, "fix": "continue a session with run.resume"}}
+	if p.Resume != "" {
+		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "unknown parameter id", Data: map[string]any{"param": "id", "known": rpc.Params(&p, startUnlisted...), "fix": "continue a session with run.resume"}}
 	}
 	if p.Folder == "" {
-		return nil, rpc.Required("folder", startKnown...)
+		return nil, rpc.Required("folder", &p, startUnlisted...)
 	}
 	if p.Instruction == "" {
-		return nil, rpc.Required("instruction", startKnown...)
+		return nil, rpc.Required("instruction", &p, startUnlisted...)
 	}
-	r, err := p.runCmd(startKnown)
-	if err != nil {
+	if err := checkSpec(&p); err != nil {
 		return nil, err
 	}
-	return d.launch(ctx, r)
+	return d.launch(ctx, p)
 }
 
 func (d *daemon) runResume(ctx context.Context, call *rpc.Call) (any, error) {
-	var p startParams
-	if err := rpc.DecodeParams(call.Params, &p, resumeKnown...); err != nil {
+	var p launch.Spec
+	if err := rpc.DecodeParams(call.Params, &p, resumeUnlisted...); err != nil {
 		return nil, err
 	}
-	if p.ID == "" {
-		return nil, rpc.Required("id", resumeKnown...)
+	if p.Resume == "" {
+		return nil, rpc.Required("id", &p, resumeUnlisted...)
 	}
 	if p.Folder != "" || p.Contract != "" {
 		name := "folder"
@@ -451,22 +403,21 @@ func (d *daemon) runResume(ctx context.Context, call *rpc.Call) (any, error) {
 			name = "contract"
 		}
 		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "unknown parameter " + name,
-			Data: map[string]any{"param": name, "known": resumeKnown, "fix": "a resumed session works in its own folder; leave " + name + " out"}}
+			Data: map[string]any{"param": name, "known": rpc.Params(&p, resumeUnlisted...), "fix": "a resumed session works in its own folder; leave " + name + " out"}}
 	}
-	if run := d.run(p.ID); run != nil && !run.ended() {
-		return nil, rpc.Errorf(rpc.CodeConflict, "wait for it to end, or run.cancel it first", "run %s is still running in this daemon", p.ID)
+	if run := d.run(p.Resume); run != nil && !run.ended() {
+		return nil, rpc.Errorf(rpc.CodeConflict, "wait for it to end, or run.cancel it first", "run %s is still running in this daemon", p.Resume)
 	}
-	r, err := p.runCmd(resumeKnown)
-	if err != nil {
+	if err := checkSpec(&p); err != nil {
 		return nil, err
 	}
-	return d.launch(ctx, r)
+	return d.launch(ctx, p)
 }
 
-// launch starts r as a run of the daemon and returns its id once the
+// launch starts spec as a run of the daemon and returns its id once the
 // session exists (or the error that stopped it before).
-func (d *daemon) launch(ctx context.Context, r *RunCmd) (any, error) {
-	if r.NoKernelFloor && !d.allowNoFloor {
+func (d *daemon) launch(ctx context.Context, spec launch.Spec) (any, error) {
+	if spec.NoKernelFloor && !d.allowNoFloor {
 		return nil, &rpc.Error{Code: rpc.CodeRefused, Message: "no_kernel_floor: a run of the daemon without the kernel floor could read the daemon's token (and with it answer its own confirms, start runs, send the provider's key elsewhere)",
 			Data: map[string]any{"param": "no_kernel_floor", "fix": "run it in process (nodwyn run --no-kernel-floor), or start the daemon with --no-kernel-floor if you accept that"}}
 	}
@@ -477,16 +428,16 @@ func (d *daemon) launch(ctx context.Context, r *RunCmd) (any, error) {
 	}
 	d.wg.Add(1)
 	d.mu.Unlock()
-	r.NoKeychain = r.NoKeychain || d.noKeychain
+	spec.NoKeychain = spec.NoKeychain || d.noKeychain
 	rctx, cancel := context.WithCancelCause(d.ctx)
 	run := &daemonRun{d: d, cancel: cancel, confirms: map[string]*pendingConfirm{}, subs: map[*subscriber]struct{}{},
-		done: make(chan struct{}), profile: r.Profile}
+		done: make(chan struct{}), profile: spec.Profile}
 	startedc := make(chan struct{})
 	errc := make(chan error, 1)
 	var once sync.Once
-	started := func(s *session.Session) {
+	started := func(s *session.Session, folder string) {
 		run.mu.Lock()
-		run.id, run.folder, run.startedAt, run.status = s.ID, r.absFolder, time.Now(), "running"
+		run.id, run.folder, run.startedAt, run.status = s.ID, folder, time.Now(), "running"
 		m := s.Mode() // as the session resolved the flags
 		run.sandbox, run.unattended, run.yolo = m.Sandbox, m.Unattended, m.Yolo
 		run.mu.Unlock()
@@ -498,6 +449,10 @@ func (d *daemon) launch(ctx context.Context, r *RunCmd) (any, error) {
 		d.mu.Unlock()
 		once.Do(func() { close(startedc) })
 	}
+	hooks := launch.Hooks{Getenv: d.e.getenv, Stderr: d.e.stderr, Version: Version,
+		Watch: func() launch.Watch {
+			return launch.Watch{Recorder: run.event, Started: started, Confirm: run.confirm}
+		}}
 	go func() {
 		defer d.wg.Done()
 		defer cancel(nil)
@@ -510,8 +465,7 @@ func (d *daemon) launch(ctx context.Context, r *RunCmd) (any, error) {
 					out = session.Outcome{Status: "failed", Text: err.Error()}
 				}
 			}()
-			re := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: d.e.stderr, getenv: d.e.getenv}
-			out, err = r.execute(re, runHooks{ctx: rctx, sinks: []func(store.Event){run.event}, started: started, confirm: run.confirm})
+			out, err = launch.Run(rctx, spec, hooks)
 		}()
 		select {
 		case <-startedc:
@@ -539,13 +493,10 @@ func (d *daemon) launch(ctx context.Context, r *RunCmd) (any, error) {
 // startError is the RPC error of a run that stopped before it started:
 // the same words nodwyn run would print, and its exit code in data.
 func startError(err error) error {
-	code := ExitFailed
-	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-		if ee.err != nil {
-			err = ee.err
-		}
+	code := launch.KindOf(err).ExitCode()
+	var le *launch.Error
+	if errors.As(err, &le) && le.Err != nil {
+		err = le.Err
 	}
 	rc := rpc.CodeRefused
 	if code == ExitUsage {
@@ -568,14 +519,14 @@ type idParams struct {
 
 func (d *daemon) runState(ctx context.Context, call *rpc.Call) (any, error) {
 	var p idParams
-	if err := rpc.DecodeParams(call.Params, &p, "id"); err != nil {
+	if err := rpc.DecodeParams(call.Params, &p, "since"); err != nil {
 		return nil, err
 	}
 	if p.Since != 0 {
-		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "unknown parameter since", Data: map[string]any{"param": "since", "known": []string{"id"}, "fix": "leave since out"}}
+		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: "unknown parameter since", Data: map[string]any{"param": "since", "known": rpc.Params(&p, "since"), "fix": "leave since out"}}
 	}
 	if p.ID == "" {
-		return nil, rpc.Required("id", "id")
+		return nil, rpc.Required("id", &p, "since")
 	}
 	return d.state(p.ID)
 }
@@ -652,11 +603,11 @@ func (d *daemon) runList(ctx context.Context, call *rpc.Call) (any, error) {
 
 func (d *daemon) runCancel(ctx context.Context, call *rpc.Call) (any, error) {
 	var p idParams
-	if err := rpc.DecodeParams(call.Params, &p, "id"); err != nil {
+	if err := rpc.DecodeParams(call.Params, &p, "since"); err != nil {
 		return nil, err
 	}
 	if p.ID == "" {
-		return nil, rpc.Required("id", "id")
+		return nil, rpc.Required("id", &p, "since")
 	}
 	run := d.run(p.ID)
 	if run == nil {
@@ -676,11 +627,11 @@ func (d *daemon) runCancel(ctx context.Context, call *rpc.Call) (any, error) {
 // from there and misses nothing.
 func (d *daemon) runEvents(ctx context.Context, call *rpc.Call) (any, error) {
 	var p idParams
-	if err := rpc.DecodeParams(call.Params, &p, "id", "since"); err != nil {
+	if err := rpc.DecodeParams(call.Params, &p); err != nil {
 		return nil, err
 	}
 	if p.ID == "" {
-		return nil, rpc.Required("id", "id", "since")
+		return nil, rpc.Required("id", &p)
 	}
 	run := d.run(p.ID)
 	if run == nil {
@@ -750,14 +701,13 @@ type answerParams struct {
 }
 
 func (d *daemon) confirmAnswer(ctx context.Context, call *rpc.Call) (any, error) {
-	known := []string{"run", "confirm", "answer", "note"}
 	var p answerParams
-	if err := rpc.DecodeParams(call.Params, &p, known...); err != nil {
+	if err := rpc.DecodeParams(call.Params, &p); err != nil {
 		return nil, err
 	}
 	for name, v := range map[string]string{"run": p.Run, "confirm": p.Confirm, "answer": p.Answer} {
 		if v == "" {
-			return nil, rpc.Required(name, known...)
+			return nil, rpc.Required(name, &p)
 		}
 	}
 	if p.Answer != "yes" && p.Answer != "no" && p.Answer != "always" {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/rpc"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 	"github.com/nodwyn/nodwyn/internal/session"
@@ -719,21 +720,34 @@ func TestDaemonRunWithAJudge(t *testing.T) {
 	}
 }
 
-// Every flag of nodwyn run that changes the run reaches the daemon: set
-// each, and run.start's parameters carry it, under a name the daemon
-// knows (a flag the client dropped was silently ignored: --no-keychain).
-func TestEveryRunFlagReachesTheDaemon(t *testing.T) {
-	// The client's own flags, and those sent another way.
-	local := map[string]bool{"Instruction": true, "InstructionFile": true, "Folder": true, "Resume": true, "Contract": true,
-		"JSON": true, "Quiet": true, "Daemon": true, "Detach": true}
+// Every flag of nodwyn run that changes the run reaches launch.Spec, so
+// both a run here and one the daemon holds (run.start's parameters are the
+// Spec's json names) take it: set each RunCmd field alone and spec()
+// changes, or the field is in cliOnly with the reason (a flag the client
+// dropped was silently ignored: --no-keychain). And what the client sends
+// is only names run.start knows.
+func TestEveryRunFlagReachesTheSpec(t *testing.T) {
+	e := &env{stdin: strings.NewReader("the task from stdin"), getenv: func(string) string { return "" }}
+	task := filepath.Join(t.TempDir(), "task.md")
+	os.WriteFile(task, []byte("the task from a file\n"), 0o644)
 	typ := reflect.TypeOf(RunCmd{})
-	known := map[string]bool{}
-	for _, k := range startKnown {
-		known[k] = true
+	zero, err := (&RunCmd{}).spec(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startKnown := map[string]bool{}
+	for _, k := range rpc.Params(&launch.Spec{}, startUnlisted...) {
+		startKnown[k] = true
 	}
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
-		if !f.IsExported() || local[f.Name] {
+		if !f.IsExported() {
+			continue
+		}
+		if why, ok := cliOnly[f.Name]; ok {
+			if why == "" {
+				t.Errorf("cliOnly[%s] gives no reason", f.Name)
+			}
 			continue
 		}
 		var r RunCmd
@@ -743,43 +757,49 @@ func TestEveryRunFlagReachesTheDaemon(t *testing.T) {
 			v.SetBool(true)
 		case reflect.String:
 			v.SetString("/x")
+			if f.Name == "InstructionFile" {
+				v.SetString(task)
+			}
 		case reflect.Int:
 			v.SetInt(7)
 		case reflect.Int64: // a time.Duration
 			v.SetInt(int64(time.Minute))
 		case reflect.Struct: // JudgeFlag
 			v.Field(0).SetBool(true)
-		case reflect.Slice: // --writable
+		case reflect.Slice: // the task's words, --writable
 			v.Set(reflect.ValueOf([]string{"/x"}))
 		default:
 			t.Fatalf("RunCmd.%s: a %s flag this test does not set", f.Name, v.Kind())
 		}
-		params := r.daemonParams("task")
-		delete(params, "instruction")
-		var given []string
-		for k, pv := range params {
-			if w, ok := pv.([]string); ok && len(w) == 0 {
-				continue
-			}
-			if pv != "" && pv != false && pv != 0 {
-				given = append(given, k)
-			}
+		spec, err := r.spec(e)
+		if err != nil {
+			t.Fatalf("RunCmd.%s: %v", f.Name, err)
 		}
-		if len(given) == 0 {
-			t.Errorf("--%s does not reach the daemon: daemonParams sends nothing for RunCmd.%s", f.Tag.Get("name"), f.Name)
+		if reflect.DeepEqual(spec, zero) {
+			t.Errorf("--%s does not reach the run: spec() takes nothing of RunCmd.%s (or list it in cliOnly, with why)", strings.ToLower(f.Name), f.Name)
+			continue
 		}
-		for _, k := range given {
-			if !known[k] {
+		if f.Name == "Resume" || f.Name == "Folder" || f.Name == "Contract" {
+			continue // run.resume's id; sent by viaDaemon's own rules
+		}
+		b, _ := json.Marshal(spec)
+		var sent map[string]any
+		json.Unmarshal(b, &sent)
+		for k := range sent {
+			if !startKnown[k] {
 				t.Errorf("RunCmd.%s is sent as %q, which run.start does not know", f.Name, k)
 			}
 		}
 	}
-	var p startParams
-	if err := json.Unmarshal([]byte(`{"folder":"/f","instruction":"x","no_keychain":true}`), &p); err != nil {
-		t.Fatal(err)
+	// A flag listed as the CLI's own is one RunCmd has.
+	for name := range cliOnly {
+		if _, ok := typ.FieldByName(name); !ok {
+			t.Errorf("cliOnly lists %s, which RunCmd does not have", name)
+		}
 	}
-	if r, err := p.runCmd(startKnown); err != nil || !r.NoKeychain {
-		t.Errorf("run.start's no_keychain: %+v %v", r, err)
+	var p launch.Spec
+	if err := rpc.DecodeParams(json.RawMessage(`{"folder":"/f","instruction":"x","no_keychain":true,"timeout":"30m"}`), &p, startUnlisted...); err != nil || !p.NoKeychain || p.Timeout.Std() != 30*time.Minute {
+		t.Errorf("run.start's no_keychain and timeout: %+v %v", p, err)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/egress"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/journal"
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/mcp"
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
@@ -108,13 +109,13 @@ func (c *DoctorCmd) Run(e *env) error {
 	} else if projectDir != folder {
 		where = fmt.Sprintf("%s (found from %s)", projectDir, folder)
 	}
-	if pt, err := trustedProject(dirs, folder); err != nil {
+	if pt, err := launch.TrustedProject(dirs, folder); err != nil {
 		bad("project: %s: %v", where, err)
 	} else {
-		project = pt.config
+		project = pt.Config
 		switch {
-		case pt.note != "":
-			fmt.Fprintf(w, "project: %s: %s\n", where, pt.note)
+		case pt.Note != "":
+			fmt.Fprintf(w, "project: %s: %s\n", where, pt.Note)
 		case none != "":
 			fmt.Fprintf(w, "project: %s: %s\n", where, none)
 		case project == nil:
@@ -151,8 +152,8 @@ func (c *DoctorCmd) Run(e *env) error {
 	if p.Name == "openai" || p.Name == "anthropic" {
 		line, f := keyWhere(dirs, p, e.getenv)
 		fmt.Fprintln(w, "api key: "+line)
-		if name, ok := strings.CutPrefix(f.where, "$"); ok && f.key != "" {
-			fmt.Fprintln(w, "key in a parent: "+parentsLine(name, f.key, dirs, p.Name))
+		if name, ok := strings.CutPrefix(f.Where, "$"); ok && f.Key != "" {
+			fmt.Fprintln(w, "key in a parent: "+parentsLine(name, f.Key, dirs, p.Name))
 		}
 	}
 
@@ -204,12 +205,12 @@ const doctorMCPBound = 30 * time.Second
 // doctorMCP starts the declared servers as a run in folder would
 // (nodwyn mcp list's probe), prints a line for each, and stops them.
 func doctorMCP(w io.Writer, cfg *config.Config, dirs config.Dirs, folder string, trusted bool) (failed int, err error) {
-	contract, given, err := loadContract("", folder)
+	contract, given, err := launch.LoadContract("", folder)
 	if err != nil {
 		contract, given = nil, false // the sandbox line says what is wrong with it
 	}
 	opts := session.Options{Folder: folder, Dirs: dirs}
-	configOptions(&opts, cfg, contract, given, trusted)
+	launch.ConfigOptions(&opts, cfg, contract, given, trusted)
 	ctx, cancel := context.WithTimeout(context.Background(), doctorMCPBound)
 	defer cancel()
 	statuses, tools, err := session.ProbeMCP(ctx, opts)
@@ -435,21 +436,21 @@ func settingValues(v reflect.Value, prefix string) map[string]string {
 // keyWhere says whether the provider's key is found and where, never what:
 // where a run would look, in its order (findKey), the system keychain too.
 // It returns what it found as well.
-func keyWhere(dirs config.Dirs, p config.Provider, getenv func(string) string) (string, keyFound) {
+func keyWhere(dirs config.Dirs, p config.Provider, getenv func(string) string) (string, launch.KeyFound) {
 	env := p.KeyEnv
 	if env == "" {
 		env = config.DefaultKeyEnv(p.Name)
 	}
-	f, err := findKey(dirs, p.Name, p.KeyEnv, getenv, false)
+	f, err := launch.FindKey(dirs, p.Name, p.KeyEnv, getenv, false)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("not read: %v", err), keyFound{}
-	case f.key != "":
-		return "found in " + f.where, f
+		return fmt.Sprintf("not read: %v", err), launch.KeyFound{}
+	case f.Key != "":
+		return "found in " + f.Where, f
 	}
 	keychainNote := ""
-	if f.noKeychain != "" {
-		keychainNote = " (not here: " + f.noKeychain + ")"
+	if f.NoKeychain != "" {
+		keychainNote = " (not here: " + f.NoKeychain + ")"
 	}
 	return fmt.Sprintf("not found: set %s, or put it in the system keychain with 'nodwyn login %s'%s, in $CREDENTIALS_DIRECTORY/%s, or in %s under [keys]",
 		env, p.Name, keychainNote, p.Name, config.CredentialsPath(dirs)), f

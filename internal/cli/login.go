@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/keychain"
+	"github.com/nodwyn/nodwyn/internal/launch"
 )
 
 // LoginCmd is `nodwyn login`.
@@ -75,14 +76,14 @@ func (c *LoginCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	_, dirs := homeDirs(e.getenv)
+	_, dirs := launch.HomeDirs(e.getenv)
 	if err := (keychain.Keychain{Getenv: e.getenv}).Set(c.Provider, key); err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("%w, then run 'nodwyn login %s' again\n(nothing stored; the credentials file is %s: [keys] %s = \"...\", mode 0600)",
 			keychainFailure(err), c.Provider, config.CredentialsPath(dirs), c.Provider)}
 	}
 	fmt.Fprintf(e.stdout, "stored: the %s key, in %s\n", c.Provider, keychain.Where(c.Provider))
-	if f, err := findKey(dirs, c.Provider, personKeyEnv(e.getenv, dirs), e.getenv, true); err == nil && f.key != "" {
-		fmt.Fprintf(e.stderr, "note: a run here takes the %s key from %s first; the keychain is asked only when the environment, credentials.toml and $CREDENTIALS_DIRECTORY have none\n", c.Provider, f.where)
+	if f, err := launch.FindKey(dirs, c.Provider, personKeyEnv(e.getenv, dirs), e.getenv, true); err == nil && f.Key != "" {
+		fmt.Fprintf(e.stderr, "note: a run here takes the %s key from %s first; the keychain is asked only when the environment, credentials.toml and $CREDENTIALS_DIRECTORY have none\n", c.Provider, f.Where)
 	}
 	return nil
 }
@@ -98,9 +99,9 @@ func (c *LogoutCmd) Run(e *env) error {
 	} else {
 		fmt.Fprintf(e.stdout, "no %s key was stored in %s: nothing to delete\n", c.Provider, keychain.Where(c.Provider))
 	}
-	_, dirs := homeDirs(e.getenv)
-	if f, err := findKey(dirs, c.Provider, personKeyEnv(e.getenv, dirs), e.getenv, true); err == nil && f.key != "" {
-		fmt.Fprintf(e.stderr, "note: a run here still finds a key for %s, in %s\n", c.Provider, f.where)
+	_, dirs := launch.HomeDirs(e.getenv)
+	if f, err := launch.FindKey(dirs, c.Provider, personKeyEnv(e.getenv, dirs), e.getenv, true); err == nil && f.Key != "" {
+		fmt.Fprintf(e.stderr, "note: a run here still finds a key for %s, in %s\n", c.Provider, f.Where)
 	}
 	return nil
 }
@@ -215,54 +216,4 @@ func echoOff(fd int) error {
 	}
 	t.Lflag &^= unix.ECHO
 	return unix.IoctlSetTermios(fd, unix.TCSETS, t)
-}
-
-// keyFound is where a run's key was found.
-type keyFound struct {
-	key   string
-	where string // "$OPENAI_API_KEY", "/…/credentials.toml ([keys] openai)", …; never the key
-	// noKeychain says why the keychain had nothing to give when no key was
-	// found: it was not to be asked (--no-keychain), or there is none here
-	// (keychain.ErrUnavailable). "" when it was asked and had none.
-	noKeychain string
-}
-
-// findKey looks for provider's key where a run does, in this order: the
-// environment (keyEnv, else OPENAI_API_KEY or ANTHROPIC_API_KEY),
-// credentials.toml, $CREDENTIALS_DIRECTORY/<provider> (config.APIKeyWhere),
-// then — unless noKeychain — the system keychain, which is not touched
-// when an earlier source gives a key. A keychain that is not there is no
-// key (keyFound.noKeychain says why); one that fails or does not answer
-// within its deadline is an error, as a malformed credentials file is.
-func findKey(dirs config.Dirs, provider, keyEnv string, getenv func(string) string, noKeychain bool) (keyFound, error) {
-	key, where, err := config.APIKeyWhere(dirs, provider, keyEnv, getenv)
-	if err != nil || key != "" {
-		return keyFound{key: key, where: where}, err
-	}
-	if noKeychain {
-		return keyFound{noKeychain: "--no-keychain: the system keychain was not asked"}, nil
-	}
-	key, err = keychain.Keychain{Getenv: getenv}.Get(provider)
-	switch {
-	case errors.Is(err, keychain.ErrUnavailable):
-		return keyFound{noKeychain: err.Error()}, nil
-	case err != nil:
-		return keyFound{}, err
-	case key != "":
-		return keyFound{key: key, where: keychain.Where(provider)}, nil
-	}
-	return keyFound{}, nil
-}
-
-// noKeyError is a run's refusal when no key was found (and the provider's
-// official endpoint needs one): every place one can be put.
-func noKeyError(dirs config.Dirs, provider, keyEnv string, f keyFound) error {
-	if keyEnv == "" {
-		keyEnv = config.DefaultKeyEnv(provider)
-	}
-	msg := fmt.Sprintf("no API key for %s: set %s, put it in %s under [keys], or store it with 'nodwyn login %s'", provider, keyEnv, config.CredentialsPath(dirs), provider)
-	if f.noKeychain != "" {
-		msg += "\n(" + f.noKeychain + ")"
-	}
-	return usageErr("%s", msg)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/keychain"
 	"github.com/nodwyn/nodwyn/internal/keychain/keychaintest"
+	"github.com/nodwyn/nodwyn/internal/launch"
 )
 
 // fakeOpenAI is an OpenAI-compatible server whose every reply is "Done.";
@@ -144,7 +145,7 @@ func TestKeychainLoginRunLogout(t *testing.T) {
 		const key = "sk-keychain-0123456789abcdef"
 		home, proj := keyProject(t)
 		getenv := keyEnv(home, busVars(nil))
-		_, dirs := homeDirs(getenv)
+		_, dirs := launch.HomeDirs(getenv)
 		srv := newFakeOpenAI(t)
 		var shown []string
 
@@ -161,8 +162,8 @@ func TestKeychainLoginRunLogout(t *testing.T) {
 		if code, _, errs := nodwyn(getenv, "sk-one-0123456789\nsk-two-0123456789\n", "login", "openai"); code != ExitUsage || !strings.Contains(errs, "line break") || strings.Contains(errs, "sk-one") {
 			t.Errorf("login with two lines: exit %d\n%s", code, errs)
 		}
-		if f, err := findKey(dirs, "openai", "", getenv, false); err != nil || f.key != "" {
-			t.Fatalf("a refused login stored %q (%v)", f.key, err)
+		if f, err := launch.FindKey(dirs, "openai", "", getenv, false); err != nil || f.Key != "" {
+			t.Fatalf("a refused login stored %q (%v)", f.Key, err)
 		}
 
 		code, out, errs = nodwyn(getenv, key+"\n", "login", "openai")
@@ -170,7 +171,7 @@ func TestKeychainLoginRunLogout(t *testing.T) {
 			t.Fatalf("login: exit %d\nstdout %q\nstderr %q", code, out, errs)
 		}
 		shown = append(shown, out, errs)
-		if f, err := findKey(dirs, "openai", "", getenv, false); err != nil || f.key != key || f.where != "the Secret Service (service nodwyn, user openai)" {
+		if f, err := launch.FindKey(dirs, "openai", "", getenv, false); err != nil || f.Key != key || f.Where != "the Secret Service (service nodwyn, user openai)" {
 			t.Fatalf("findKey after login = %+v, %v", f, err)
 		}
 
@@ -202,11 +203,11 @@ func TestKeychainLoginRunLogout(t *testing.T) {
 		// So do credentials.toml and $CREDENTIALS_DIRECTORY.
 		credDir := t.TempDir()
 		os.WriteFile(filepath.Join(credDir, "openai"), []byte("sk-credentials-directory-0123\n"), 0o600)
-		if f, _ := findKey(dirs, "openai", "", keyEnv(home, busVars(map[string]string{"CREDENTIALS_DIRECTORY": credDir})), false); f.key != "sk-credentials-directory-0123" {
+		if f, _ := launch.FindKey(dirs, "openai", "", keyEnv(home, busVars(map[string]string{"CREDENTIALS_DIRECTORY": credDir})), false); f.Key != "sk-credentials-directory-0123" {
 			t.Errorf("$CREDENTIALS_DIRECTORY does not win over the keychain: %+v", f)
 		}
 		writeCredentials(t, dirs, "[keys]\nopenai = \"sk-credentials-file-0123456\"\n")
-		if f, _ := findKey(dirs, "openai", "", getenv, false); f.key != "sk-credentials-file-0123456" {
+		if f, _ := launch.FindKey(dirs, "openai", "", getenv, false); f.Key != "sk-credentials-file-0123456" {
 			t.Errorf("credentials.toml does not win over the keychain: %+v", f)
 		}
 		os.Remove(config.CredentialsPath(dirs))
@@ -272,7 +273,7 @@ func TestKeychainLoginRunLogout(t *testing.T) {
 		if code != 0 || out != "deleted: the openai key, from the Secret Service (service nodwyn, user openai)\n" {
 			t.Errorf("logout: exit %d\n%s%s", code, out, errs)
 		}
-		if f, err := findKey(dirs, "openai", "", getenv, false); err != nil || f.key != "" {
+		if f, err := launch.FindKey(dirs, "openai", "", getenv, false); err != nil || f.Key != "" {
 			t.Errorf("after logout findKey = %+v, %v", f, err)
 		}
 		if code, _, errs := runOpenAI(getenv, proj, ""); code != ExitUsage || !strings.Contains(errs, "no API key for openai") {
@@ -282,7 +283,7 @@ func TestKeychainLoginRunLogout(t *testing.T) {
 		if code != 0 || out != "no openai key was stored in the Secret Service (service nodwyn, user openai): nothing to delete\n" {
 			t.Errorf("a second logout: exit %d\n%s%s", code, out, errs)
 		}
-		if f, _ := findKey(dirs, "anthropic", "", getenv, false); f.key != "sk-ant-keychain-0123456789" {
+		if f, _ := launch.FindKey(dirs, "anthropic", "", getenv, false); f.Key != "sk-ant-keychain-0123456789" {
 			t.Errorf("logout openai touched anthropic's key: %+v", f)
 		}
 		// logout with the environment's key set says runs still find one.
@@ -302,7 +303,7 @@ func TestLoginAtATerminal(t *testing.T) {
 		const key = "sk-typed-at-the-terminal-0123"
 		home, _ := keyProject(t)
 		getenv := keyEnv(home, busVars(nil))
-		_, dirs := homeDirs(getenv)
+		_, dirs := launch.HomeDirs(getenv)
 
 		p, slave := newPTYScreen(t)
 		stderr := &syncBuffer{}
@@ -334,7 +335,7 @@ func TestLoginAtATerminal(t *testing.T) {
 		if echoed := p.String(); strings.Contains(echoed, "sk-typed") {
 			t.Errorf("the key was echoed: %q", echoed)
 		}
-		if f, err := findKey(dirs, "openai", "", getenv, false); err != nil || f.key != key {
+		if f, err := launch.FindKey(dirs, "openai", "", getenv, false); err != nil || f.Key != key {
 			t.Fatalf("the key typed at the terminal: %+v, %v", f, err)
 		}
 		if !echoOn(t, slave) {
@@ -363,8 +364,8 @@ func TestLoginAtATerminal(t *testing.T) {
 		if !echoOn(t, slave) {
 			t.Error("the echo is still off after an interrupted login")
 		}
-		if f, _ := findKey(dirs, "openai", "", getenv, false); f.key != "" {
-			t.Errorf("an interrupted login stored %q", f.key)
+		if f, _ := launch.FindKey(dirs, "openai", "", getenv, false); f.Key != "" {
+			t.Errorf("an interrupted login stored %q", f.Key)
 		}
 	})
 }
@@ -399,13 +400,13 @@ func TestKeyFromTheCredentialsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	getenv := keyEnv(home, map[string]string{"CREDENTIALS_DIRECTORY": credDir})
-	_, dirs := homeDirs(getenv)
+	_, dirs := launch.HomeDirs(getenv)
 
-	f, err := findKey(dirs, "openai", "", getenv, false)
-	if err != nil || f.key != key || f.where != filepath.Join(credDir, "openai")+" ($CREDENTIALS_DIRECTORY/openai)" {
+	f, err := launch.FindKey(dirs, "openai", "", getenv, false)
+	if err != nil || f.Key != key || f.Where != filepath.Join(credDir, "openai")+" ($CREDENTIALS_DIRECTORY/openai)" {
 		t.Fatalf("findKey = %+v, %v", f, err)
 	}
-	if f, _ := findKey(dirs, "anthropic", "", getenv, true); f.key != "" {
+	if f, _ := launch.FindKey(dirs, "anthropic", "", getenv, true); f.Key != "" {
 		t.Errorf("anthropic took openai's credential: %+v", f)
 	}
 	srv := newFakeOpenAI(t)
@@ -421,11 +422,11 @@ func TestKeyFromTheCredentialsDirectory(t *testing.T) {
 	noKeyIn(t, key, []string{out, errs, dout}, dirs.Data)
 
 	// The environment and credentials.toml come first.
-	if f, _ := findKey(dirs, "openai", "", keyEnv(home, map[string]string{"CREDENTIALS_DIRECTORY": credDir, "OPENAI_API_KEY": "sk-env-0123456789"}), false); f.key != "sk-env-0123456789" {
+	if f, _ := launch.FindKey(dirs, "openai", "", keyEnv(home, map[string]string{"CREDENTIALS_DIRECTORY": credDir, "OPENAI_API_KEY": "sk-env-0123456789"}), false); f.Key != "sk-env-0123456789" {
 		t.Errorf("the environment does not win: %+v", f)
 	}
 	writeCredentials(t, dirs, "[keys]\nopenai = \"sk-file-0123456789\"\n")
-	if f, _ := findKey(dirs, "openai", "", getenv, false); f.key != "sk-file-0123456789" {
+	if f, _ := launch.FindKey(dirs, "openai", "", getenv, false); f.Key != "sk-file-0123456789" {
 		t.Errorf("credentials.toml does not win: %+v", f)
 	}
 	os.Remove(config.CredentialsPath(dirs))
@@ -433,7 +434,7 @@ func TestKeyFromTheCredentialsDirectory(t *testing.T) {
 	// An empty file is no key; a relative directory, or one the file cannot
 	// be read from, is an error that names it (never its content).
 	os.WriteFile(filepath.Join(credDir, "anthropic"), []byte(" \n"), 0o600)
-	if f, err := findKey(dirs, "anthropic", "", getenv, true); err != nil || f.key != "" {
+	if f, err := launch.FindKey(dirs, "anthropic", "", getenv, true); err != nil || f.Key != "" {
 		t.Errorf("an empty credential = %+v, %v", f, err)
 	}
 	code, _, errs = runOpenAI(keyEnv(home, map[string]string{"CREDENTIALS_DIRECTORY": "creds"}), proj, srv.URL)
@@ -442,7 +443,7 @@ func TestKeyFromTheCredentialsDirectory(t *testing.T) {
 	}
 	os.Remove(filepath.Join(credDir, "anthropic"))
 	os.Mkdir(filepath.Join(credDir, "anthropic"), 0o700)
-	if _, err := findKey(dirs, "anthropic", "", getenv, true); err == nil || !strings.Contains(err.Error(), "$CREDENTIALS_DIRECTORY/anthropic") {
+	if _, err := launch.FindKey(dirs, "anthropic", "", getenv, true); err == nil || !strings.Contains(err.Error(), "$CREDENTIALS_DIRECTORY/anthropic") {
 		t.Errorf("an unreadable credential: %v", err)
 	}
 }
@@ -462,7 +463,7 @@ func TestTheKeychainIsAskedOnlyWhenNeeded(t *testing.T) {
 	os.WriteFile(filepath.Join(credDir, "openai"), []byte("sk-credential-0123456789"), 0o600)
 	bus := map[string]string{"DBUS_SESSION_BUS_ADDRESS": addr}
 	getenv := keyEnv(home, bus)
-	_, dirs := homeDirs(getenv)
+	_, dirs := launch.HomeDirs(getenv)
 
 	for name, env := range map[string]map[string]string{
 		"the environment":        {"DBUS_SESSION_BUS_ADDRESS": addr, "OPENAI_API_KEY": "sk-env-0123456789"},
@@ -473,7 +474,7 @@ func TestTheKeychainIsAskedOnlyWhenNeeded(t *testing.T) {
 		if name == "the key_env variable" {
 			keyEnvName = "MY_KEY"
 		}
-		if f, err := findKey(dirs, "openai", keyEnvName, keyEnv(home, env), false); err != nil || f.key == "" {
+		if f, err := launch.FindKey(dirs, "openai", keyEnvName, keyEnv(home, env), false); err != nil || f.Key == "" {
 			t.Errorf("%s: findKey = %+v, %v", name, f, err)
 		}
 		// Asked, the hung bus would have accepted a connection (and held
@@ -484,11 +485,11 @@ func TestTheKeychainIsAskedOnlyWhenNeeded(t *testing.T) {
 		}
 	}
 	writeCredentials(t, dirs, "[keys]\nopenai = \"sk-file-0123456789\"\n")
-	if f, err := findKey(dirs, "openai", "", getenv, false); err != nil || f.key != "sk-file-0123456789" {
+	if f, err := launch.FindKey(dirs, "openai", "", getenv, false); err != nil || f.Key != "sk-file-0123456789" {
 		t.Errorf("credentials.toml: findKey = %+v, %v", f, err)
 	}
 	os.Remove(config.CredentialsPath(dirs))
-	if f, err := findKey(dirs, "openai", "", getenv, true); err != nil || f.key != "" {
+	if f, err := launch.FindKey(dirs, "openai", "", getenv, true); err != nil || f.Key != "" {
 		t.Errorf("--no-keychain: findKey = %+v, %v", f, err)
 	}
 	srv := newFakeOpenAI(t)
@@ -546,9 +547,9 @@ func BenchmarkFindKeyFromAnEarlierSource(b *testing.B) {
 	b.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
 	home := b.TempDir()
 	getenv := keyEnv(home, map[string]string{"DBUS_SESSION_BUS_ADDRESS": addr, "OPENAI_API_KEY": "sk-env-0123456789"})
-	_, dirs := homeDirs(getenv)
+	_, dirs := launch.HomeDirs(getenv)
 	for b.Loop() {
-		if f, err := findKey(dirs, "openai", "", getenv, false); err != nil || f.key == "" {
+		if f, err := launch.FindKey(dirs, "openai", "", getenv, false); err != nil || f.Key == "" {
 			b.Fatalf("findKey = %+v, %v", f, err)
 		}
 	}
@@ -619,7 +620,7 @@ func startKeyDaemon(t *testing.T, home string, getenv func(string) string, noKey
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	_, dirs := homeDirs(getenv)
+	_, dirs := launch.HomeDirs(getenv)
 	d := &testDaemon{t: t, home: home, data: dirs.Data, sock: filepath.Join(sockDir, "d.sock"), stderr: &syncBuffer{}, done: make(chan int, 1)}
 	args := []string{"daemon", "--no-kernel-floor", "--socket", d.sock}
 	if noKeychain {

@@ -12,45 +12,11 @@ import (
 	"time"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/mcp"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/termtext"
 )
-
-// mcpServers are the MCP servers cfg declares, as a session takes them,
-// in the order of their names.
-func mcpServers(cfg *config.Config) []session.MCPServer {
-	var out []session.MCPServer
-	for _, name := range cfg.MCPServerNames() {
-		s := cfg.MCP.Servers[name]
-		out = append(out, session.MCPServer{
-			Server: mcp.Server{
-				Name: name, Command: s.Command, Args: s.Args, Env: s.Env,
-				URL: s.URL, Headers: s.Headers,
-			},
-			Allow: s.Allow, AllowTools: s.AllowTools,
-			Origin:      cfg.Origin[config.MCPServerKey(name)],
-			InitTimeout: s.InitTimeout.Std(),
-		})
-	}
-	return out
-}
-
-// configOptions sets in opts what the configuration decides of a session
-// besides the model: how commands run (the execution seam, which the MCP
-// servers share), what was not taken, the contract, and the MCP servers.
-// A run, nodwyn mcp list and doctor all assemble it here, so that the
-// servers a probe starts are started as a run starts them.
-func configOptions(opts *session.Options, cfg *config.Config, contract *config.Contract, contractGiven, projectTrusted bool) {
-	opts.ConfigSeam, opts.ConfigSeamFrom, opts.ConfigNotes = cfg.Sandbox, cfg.Origin["sandbox.mode"], cfg.Notes
-	opts.ConfigSeamAllowFrom, opts.ConfigSeamNetworkFrom = cfg.Origin["sandbox.allow_hosts"], cfg.Origin["sandbox.network"]
-	opts.ConfigSeamNamespacesFrom = cfg.Origin["sandbox.namespaces"]
-	opts.Contract, opts.ContractGiven, opts.ContractTrusted = contract, contractGiven, projectTrusted
-	opts.MCP = mcpServers(cfg)
-	// What ${NAME} took from the environment is a key: redacted wherever
-	// it would be shown or logged, as the provider's is.
-	opts.Secrets = append(opts.Secrets, secretsOf(cfg.Secrets...)...)
-}
 
 // MCPCmd is `nodwyn mcp`.
 type MCPCmd struct {
@@ -92,7 +58,7 @@ func (c *MCPListCmd) Run(e *env) error {
 	if c.Sandbox != "" && c.Sandbox != "container" {
 		return usageErr("--sandbox %q: the only value is 'container'", c.Sandbox)
 	}
-	home, dirs := homeDirs(e.getenv)
+	home, dirs := launch.HomeDirs(e.getenv)
 	folder, err := filepath.Abs(c.Folder)
 	if err != nil {
 		return usageErr("--folder: %v", err)
@@ -100,17 +66,17 @@ func (c *MCPListCmd) Run(e *env) error {
 	if p, err := filepath.EvalSymlinks(folder); err == nil {
 		folder = p
 	}
-	if err := checkFolder(folder, home, dirs, c.Sandbox != ""); err != nil {
+	if err := launch.CheckFolder(folder, home, dirs, c.Sandbox != ""); err != nil {
 		return err
 	}
-	pt, err := trustedProject(dirs, folder)
+	pt, err := launch.TrustedProject(dirs, folder)
 	if err != nil {
 		return err
 	}
-	if pt.note != "" {
-		fmt.Fprintln(e.stderr, "nodwyn: "+pt.note)
+	if pt.Note != "" {
+		fmt.Fprintln(e.stderr, "nodwyn: "+pt.Note)
 	}
-	cfg, err := config.LoadWith(dirs, folder, pt.config, e.getenv)
+	cfg, err := config.LoadWith(dirs, folder, pt.Config, e.getenv)
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
 	}
@@ -121,12 +87,12 @@ func (c *MCPListCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "no MCP server is declared (add [mcp.servers.NAME] to %s; see docs/config.md)\n", filepath.Join(dirs.Config, "config.toml"))
 		return nil
 	}
-	contract, given, err := loadContract("", folder)
+	contract, given, err := launch.LoadContract("", folder)
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
 	}
 	opts := session.Options{Folder: folder, Dirs: dirs, Sandbox: c.Sandbox != "", Unattended: c.Sandbox != "", Yolo: c.Sandbox != ""}
-	configOptions(&opts, cfg, contract, given, pt.trusted)
+	launch.ConfigOptions(&opts, cfg, contract, given, pt.Trusted)
 	ctx, stop := signalContext()
 	defer stop()
 	statuses, tools, err := session.ProbeMCP(ctx, opts)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/mcp"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/trust"
@@ -30,7 +31,7 @@ allow = true
 url = "https://docs.example.com/mcp"
 headers = { X-Project = "p1" }
 `)
-	st, err := trust.Open(trustRecord(dirs))
+	st, err := trust.Open(launch.TrustRecord(dirs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ init_timeout = "3s"
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := mcpServers(cfg)
+	got := launch.MCPServers(cfg)
 	want := []session.MCPServer{
 		{Server: mcp.Server{Name: "files", Command: "files-mcp", Args: []string{"-r"}, Env: map[string]string{"A": "1"}},
 			AllowTools: []string{"read"}, Origin: cfgPath + ":6", InitTimeout: 3 * time.Second},
@@ -103,7 +104,7 @@ init_timeout = "3s"
 		t.Errorf("servers:\n got %+v\nwant %+v", got, want)
 	}
 	var opts session.Options
-	configOptions(&opts, cfg, nil, false, false)
+	launch.ConfigOptions(&opts, cfg, nil, false, false)
 	if !reflect.DeepEqual(opts.MCP, want) {
 		t.Errorf("configOptions did not set MCP: %+v", opts.MCP)
 	}

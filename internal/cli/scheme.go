@@ -15,6 +15,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/guard"
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/termtext"
 )
@@ -57,12 +58,12 @@ func (c *SchemeCmd) Run(e *env) error {
 	}
 	home, _ := os.UserHomeDir()
 	dirs := config.ResolveDirs(e.getenv, home)
-	pt, err := trustedProject(dirs, folder)
+	pt, err := launch.TrustedProject(dirs, folder)
 	if err != nil {
 		return err
 	}
-	if pt.note != "" {
-		fmt.Fprintln(e.stderr, "nodwyn scheme: "+pt.note)
+	if pt.Note != "" {
+		fmt.Fprintln(e.stderr, "nodwyn scheme: "+pt.Note)
 	}
 	tty, _ := e.stdin.(*os.File)
 	if tty != nil && !term.IsTerminal(int(tty.Fd())) {
@@ -104,7 +105,7 @@ func (c *SchemeCmd) Run(e *env) error {
 
 	opts := session.Options{
 		Folder: folder, Dry: true, RunTools: c.RunTools, Sandbox: c.Sandbox == "container", Profile: c.Profile,
-		Dirs: dirs, Stdout: schemeOut(e.stdout), ProjectScheme: pt.scheme,
+		Dirs: dirs, Stdout: schemeOut(e.stdout), ProjectScheme: pt.Scheme,
 	}
 	if tty != nil {
 		opts.Confirm = lineConfirm(tty, tty) // asked and answered where the person types

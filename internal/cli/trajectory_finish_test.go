@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/store"
 )
 
@@ -66,13 +67,14 @@ func TestTrajectorySandboxFinishCheckIsASystemStep(t *testing.T) {
 // later message (a person's, in a console) is a user step again, and a
 // note with other words marks nothing.
 func TestTrajectoryOnlyTheFinishCheckMessageIsSystem(t *testing.T) {
+	const finishCheckNote = "sandbox finish check:" // how runtime/finish.scm's note begins
 	p := filepath.Join(t.TempDir(), "t.json")
-	tw, err := newTrajectory(p, "m", "v")
+	tw, err := launch.NewTrajectory(p, "m", "v")
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	ev := func(typ string, data map[string]any) { tw.event(store.Event{Type: typ, Time: now, Data: data}) }
+	ev := func(typ string, data map[string]any) { tw.Event(store.Event{Type: typ, Time: now, Data: data}) }
 	ev("run.start", map[string]any{"session": "s1"})
 	ev("message", map[string]any{"text": "the task"})
 	ev("model.reply", map[string]any{"text": "done"})
@@ -89,7 +91,7 @@ func TestTrajectoryOnlyTheFinishCheckMessageIsSystem(t *testing.T) {
 	ev("model.reply", map[string]any{"text": "more"})
 	ev("message", map[string]any{"text": "the person again"})
 	ev("run.end", map[string]any{"status": "finished"})
-	tw.close()
+	tw.Close()
 	b, _ := os.ReadFile(p)
 	for _, pr := range atifProblems(b) {
 		t.Error(pr)

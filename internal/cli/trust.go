@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/termtext"
 	"github.com/nodwyn/nodwyn/internal/trust"
 )
@@ -43,27 +44,13 @@ The project's .nodwyn/ is the folder's own, else the nearest one above it up
 to the root of its git work tree (where a run finds it too).`
 }
 
-// trustRecord is the path of the trust record.
-func trustRecord(dirs config.Dirs) string { return filepath.Join(dirs.Data, "trust.json") }
-
-func openTrust(dirs config.Dirs) (*trust.Store, error) {
-	if !filepath.IsAbs(dirs.Data) {
-		return nil, usageErr("no data directory for the trust record: set HOME or XDG_DATA_HOME")
-	}
-	st, err := trust.Open(trustRecord(dirs))
-	if err != nil {
-		return nil, usageErr("%v\n(fix or remove %s; then trust your projects again with: nodwyn trust -C DIR)", err, trustRecord(dirs))
-	}
-	return st, nil
-}
-
 // Run records, lists or revokes trust.
 func (c *TrustCmd) Run(e *env) error {
 	if c.List && c.Revoke {
 		return usageErr("give --list or --revoke, not both")
 	}
 	home, _ := os.UserHomeDir()
-	st, err := openTrust(config.ResolveDirs(e.getenv, home))
+	st, err := launch.OpenTrust(config.ResolveDirs(e.getenv, home))
 	if err != nil {
 		return err
 	}
@@ -201,69 +188,6 @@ func projectMCPLines(folder string, data []byte) []string {
 		out = append(out, "  "+note)
 	}
 	return out
-}
-
-// projectTrust decides which project files a run loads: the project's
-// config.toml and Scheme files when they are all trusted (or the person
-// says yes at the terminal, or the run says --trust-project); nothing of
-// the project's otherwise. An unattended run with untrusted files stops
-// (exit 2) before any model call. The returned bytes are the ones that
-// were hashed: the files are never read a second time.
-type projectTrust struct {
-	config []byte
-	scheme map[string][]byte
-	note   string // said on stderr before the run (why the project's files were or were not loaded)
-	// trusted: the project has files trust judges and the person trusted
-	// them (recorded, or --trust-project for this run); false when it has
-	// none, so a project with only a contract.toml is not the person's.
-	trusted bool
-}
-
-func checkProjectTrust(dirs config.Dirs, folder string, trustFlag, unattended bool, ask func(*trust.Store, *trust.Project) bool) (projectTrust, error) {
-	st, err := openTrust(dirs)
-	if err != nil {
-		return projectTrust{}, err
-	}
-	// The project's .nodwyn/ is the folder's, else the nearest one above
-	// it in its git work tree (config.FindProject).
-	p, err := st.Check(config.ProjectDir(folder))
-	if err != nil {
-		return projectTrust{}, usageErr("%v", err)
-	}
-	bad := p.Untrusted()
-	load := projectTrust{config: p.Config(), scheme: p.Scheme(), trusted: len(p.Files) > 0}
-	if len(bad) == 0 {
-		return load, nil
-	}
-	// The note and the error are said on the terminal: the names escaped.
-	var names []string
-	for _, f := range bad {
-		names = append(names, fmt.Sprintf("%s (%s)", termtext.Line(f.Path), f.Status))
-	}
-	list := strings.Join(names, ", ")
-	shown := termtext.Line(p.Folder)
-	switch {
-	case trustFlag:
-		load.note = "loading the project's untrusted files for this run only (--trust-project): " + list
-		return load, nil
-	case unattended || ask == nil:
-		return projectTrust{}, usageErr("the project's files are not trusted: %s\nnothing was sent to the model. Read them, then trust them with:\n  nodwyn trust -C %s\nor load them for this run only with --trust-project", list, shown)
-	}
-	if ask(st, p) {
-		if err := st.Trust(p); err != nil {
-			return projectTrust{}, &exitError{code: ExitFailed, err: fmt.Errorf("recording trust in %s: %w", st.Path(), err)}
-		}
-		load.note = fmt.Sprintf("trusted %s's project files (recorded in %s)", shown, st.Path())
-		load.trusted = true
-		return load, nil
-	}
-	return projectTrust{note: fmt.Sprintf("the project's .nodwyn/ files are not loaded: not trusted: %s (trust them with: nodwyn trust -C %s)", list, shown)}, nil
-}
-
-// trustedProject is the project's files when they are trusted, else none
-// (with a note saying so): for the commands that ask nobody.
-func trustedProject(dirs config.Dirs, folder string) (projectTrust, error) {
-	return checkProjectTrust(dirs, folder, false, false, func(*trust.Store, *trust.Project) bool { return false })
 }
 
 // terminalTrustAsk asks the person at the terminal on stdin; nil when

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/trust"
 )
 
@@ -38,30 +39,30 @@ func TestThePersonAtTheTerminalDecidesWhetherTheProjectLoads(t *testing.T) {
 
 	asked := 0
 	no := func(*trust.Store, *trust.Project) bool { asked++; return false }
-	pt, err := checkProjectTrust(dirs, proj, false, false, no)
+	pt, err := launch.CheckProjectTrust(dirs, proj, false, false, no)
 	if err != nil || asked != 1 {
 		t.Fatalf("err %v, asked %d times", err, asked)
 	}
-	if pt.config != nil || len(pt.scheme) != 0 || !strings.Contains(pt.note, "not loaded") {
+	if pt.Config != nil || len(pt.Scheme) != 0 || !strings.Contains(pt.Note, "not loaded") {
 		t.Fatalf("declined, yet loaded: %+v", pt)
 	}
 
 	yes := func(*trust.Store, *trust.Project) bool { asked++; return true }
-	pt, err = checkProjectTrust(dirs, proj, false, false, yes)
+	pt, err = launch.CheckProjectTrust(dirs, proj, false, false, yes)
 	if err != nil || asked != 2 {
 		t.Fatalf("err %v, asked %d times", err, asked)
 	}
-	if string(pt.scheme["init.scm"]) != "(display \"hi\")\n" || !strings.Contains(string(pt.config), "max_tool_calls") {
+	if string(pt.Scheme["init.scm"]) != "(display \"hi\")\n" || !strings.Contains(string(pt.Config), "max_tool_calls") {
 		t.Fatalf("accepted, yet not loaded: %+v", pt)
 	}
 	// Now trusted: no question.
-	pt, err = checkProjectTrust(dirs, proj, false, true, yes)
-	if err != nil || asked != 2 || pt.scheme["init.scm"] == nil {
+	pt, err = launch.CheckProjectTrust(dirs, proj, false, true, yes)
+	if err != nil || asked != 2 || pt.Scheme["init.scm"] == nil {
 		t.Fatalf("trusted project: err %v, asked %d, %+v", err, asked, pt)
 	}
 	// Unattended and changed: an error, no question.
 	writeFile(t, filepath.Join(proj, ".nodwyn", "init.scm"), "(display \"changed\")\n")
-	_, err = checkProjectTrust(dirs, proj, false, true, yes)
+	_, err = launch.CheckProjectTrust(dirs, proj, false, true, yes)
 	if err == nil || asked != 2 || !strings.Contains(err.Error(), "init.scm (changed since it was trusted)") {
 		t.Fatalf("unattended, changed: err %v, asked %d", err, asked)
 	}
@@ -74,7 +75,7 @@ func TestTheTrustQuestionShowsWhatChanged(t *testing.T) {
 	dirs, proj := trustEnv(t)
 	init := filepath.Join(proj, ".nodwyn", "init.scm")
 	writeFile(t, init, "(define a 1)\n(define b 2)\n")
-	st, err := trust.Open(trustRecord(dirs))
+	st, err := trust.Open(launch.TrustRecord(dirs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestTheTrustQuestionEscapesFileNames(t *testing.T) {
 	ask := func(st *trust.Store, p *trust.Project) bool {
 		return askTrust(strings.NewReader("n\n"), &question, st, p)
 	}
-	pt, err := checkProjectTrust(dirs, proj, false, false, ask)
+	pt, err := launch.CheckProjectTrust(dirs, proj, false, false, ask)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,9 +192,9 @@ func TestTheTrustQuestionEscapesFileNames(t *testing.T) {
 	if !strings.Contains(question.String(), "+ (define b 2)") || !strings.Contains(question.String(), "[y/N]") {
 		t.Errorf("the question does not show what the file holds:\n%s", question.String())
 	}
-	noRawControls(t, "the declined run's note", pt.note, "(new")
+	noRawControls(t, "the declined run's note", pt.Note, "(new")
 
-	_, err = checkProjectTrust(dirs, proj, false, true, nil)
+	_, err = launch.CheckProjectTrust(dirs, proj, false, true, nil)
 	if err == nil {
 		t.Fatal("an unattended run with untrusted files went on")
 	}

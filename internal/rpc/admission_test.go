@@ -57,7 +57,7 @@ func tokenHello(ctx context.Context, call *Call) (any, error) {
 	var p struct {
 		Token string `json:"token"`
 	}
-	if err := DecodeParams(call.Params, &p, "token"); err != nil {
+	if err := DecodeParams(call.Params, &p); err != nil {
 		return nil, err
 	}
 	if p.Token != testToken {

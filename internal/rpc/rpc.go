@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -80,11 +81,15 @@ func Errorf(code int, fix, format string, a ...any) *Error {
 }
 
 // DecodeParams decodes a request's params (an object) into v, a pointer to
-// a struct whose json tags name every parameter the method has. A
-// parameter it does not have, a value of the wrong type or params that are
-// not an object is an invalid-params error naming the parameter and the
-// known ones: a parameter not built is never ignored.
-func DecodeParams(raw json.RawMessage, v any, known ...string) error {
+// a struct, refusing any parameter the struct does not have: a parameter
+// not built is never ignored. The names a method knows are its struct's
+// json names (Params lists them), less those unlisted names (a parameter
+// the struct takes so that the handler refuses it with its own words); an
+// error's data lists them as "known". A value a field's UnmarshalJSON
+// refuses is named in the error, with the fix its error gives
+// (FixFor(param string) string) if it has one.
+func DecodeParams(raw json.RawMessage, v any, unlisted ...string) error {
+	known := Params(v, unlisted...)
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
@@ -106,9 +111,24 @@ func DecodeParams(raw json.RawMessage, v any, known ...string) error {
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			data["param"] = te.Field
-			data["fix"] = "give " + te.Field + " as " + jsonKind(te.Type.Kind().String())
-			return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("parameter %s: %s is not %s", te.Field, te.Value, jsonKind(te.Type.Kind().String())), Data: data}
+			field := te.Field
+			if field == "" || strings.Contains(field, ".") { // a field's own UnmarshalJSON said it, or an embedded struct's path
+				if p := paramOf(raw, v); p != "" {
+					field = p
+				}
+			}
+			data["param"] = field
+			data["fix"] = "give " + field + " as " + jsonKind(te.Type.Kind().String())
+			return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("parameter %s: %s is not %s", field, te.Value, jsonKind(te.Type.Kind().String())), Data: data}
+		}
+		var se *json.SyntaxError
+		if name := paramOf(raw, v); name != "" && !errors.As(err, &se) {
+			data["param"] = name
+			data["fix"] = "give " + name + " as its documentation says"
+			if f, ok := err.(interface{ FixFor(string) string }); ok {
+				data["fix"] = f.FixFor(name)
+			}
+			return &Error{Code: CodeInvalidParams, Message: name + " " + msg, Data: data}
 		}
 		data["fix"] = "send one JSON object"
 		return &Error{Code: CodeInvalidParams, Message: "params: " + msg, Data: data}
@@ -116,10 +136,79 @@ func DecodeParams(raw json.RawMessage, v any, known ...string) error {
 	return nil
 }
 
-// Required is an invalid-params error for a parameter that must be given.
-func Required(name string, known ...string) *Error {
+// Params are the names of the parameters v (a struct, or a pointer to
+// one) takes, in its fields' order: their json names, an embedded
+// struct's in its place; less unlisted.
+func Params(v any, unlisted ...string) []string {
+	var out []string
+	for _, f := range paramFields(reflect.TypeOf(v)) {
+		if !slices.Contains(unlisted, f.name) {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+type paramField struct {
+	name  string
+	index []int
+}
+
+func paramFields(t reflect.Type) []paramField {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []paramField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			for _, sub := range paramFields(f.Type) {
+				out = append(out, paramField{sub.name, append([]int{i}, sub.index...)})
+			}
+			continue
+		}
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, paramField{name, []int{i}})
+	}
+	return out
+}
+
+// paramOf is the parameter of raw whose value the field of v does not
+// take, decoding them one at a time ("" when each does).
+func paramOf(raw []byte, v any) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	t := reflect.TypeOf(v)
+	for _, f := range paramFields(t) {
+		val, ok := m[f.name]
+		if !ok {
+			continue
+		}
+		ft := t.Elem().FieldByIndex(f.index).Type
+		if json.Unmarshal(val, reflect.New(ft).Interface()) != nil {
+			return f.name
+		}
+	}
+	return ""
+}
+
+// Required is an invalid-params error for a parameter that must be given;
+// its data lists the parameters v takes (Params(v, unlisted...)).
+func Required(name string, v any, unlisted ...string) *Error {
 	return &Error{Code: CodeInvalidParams, Message: "missing parameter " + name,
-		Data: map[string]any{"param": name, "known": known, "fix": "give " + name}}
+		Data: map[string]any{"param": name, "known": Params(v, unlisted...), "fix": "give " + name}}
 }
 
 func kindOf(raw []byte) string {

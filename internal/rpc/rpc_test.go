@@ -51,11 +51,11 @@ func serve(t *testing.T, extra map[string]Handler) (string, *Server) {
 	methods := map[string]Handler{
 		"echo": func(ctx context.Context, call *Call) (any, error) {
 			var p echoParams
-			if err := DecodeParams(call.Params, &p, "text", "times"); err != nil {
+			if err := DecodeParams(call.Params, &p); err != nil {
 				return nil, err
 			}
 			if p.Text == "" {
-				return nil, Required("text", "text", "times")
+				return nil, Required("text", &p)
 			}
 			return map[string]any{"text": strings.Repeat(p.Text, max(p.Times, 1)), "uid": call.Peer.UID}, nil
 		},
@@ -400,7 +400,7 @@ func TestHelloAndAdmit(t *testing.T) {
 		var p struct {
 			Token string `json:"token"`
 		}
-		if err := DecodeParams(call.Params, &p, "token"); err != nil {
+		if err := DecodeParams(call.Params, &p); err != nil {
 			return nil, err
 		}
 		if p.Token != "secret" {

@@ -1,4 +1,4 @@
-package cli
+package launch
 
 import (
 	"encoding/json"
@@ -74,7 +74,10 @@ type atifTrajectory struct {
 	Extra         map[string]any `json:"extra,omitempty"`
 }
 
-type trajectoryWriter struct {
+// Trajectory writes a run's events as an ATIF trajectory (Harbor's format)
+// to a file, as the run goes: nodwyn run --trajectory, run.start's
+// trajectory.
+type Trajectory struct {
 	mu      sync.Mutex
 	path    string
 	t       atifTrajectory
@@ -86,12 +89,14 @@ type trajectoryWriter struct {
 	timer   *time.Timer
 }
 
-func newTrajectory(path, model, version string) (*trajectoryWriter, error) {
+// NewTrajectory is a trajectory for the file path, of the model's run by
+// nodwyn version.
+func NewTrajectory(path, model, version string) (*Trajectory, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	tw := &trajectoryWriter{path: abs, t: atifTrajectory{
+	tw := &Trajectory{path: abs, t: atifTrajectory{
 		SchemaVersion: "ATIF-v1.4",
 		Agent:         atifAgent{Name: "nodwyn", Version: version, ModelName: model},
 		Steps:         []atifStep{},
@@ -106,14 +111,15 @@ func newTrajectory(path, model, version string) (*trajectoryWriter, error) {
 	return tw, nil
 }
 
-func (tw *trajectoryWriter) add(st atifStep) *atifStep {
+func (tw *Trajectory) add(st atifStep) *atifStep {
 	st.StepID = len(tw.t.Steps) + 1
 	tw.t.Steps = append(tw.t.Steps, st)
 	tw.t.FinalMetrics.TotalSteps = len(tw.t.Steps)
 	return &tw.t.Steps[len(tw.t.Steps)-1]
 }
 
-func (tw *trajectoryWriter) event(ev store.Event) {
+// Event adds what ev says to the trajectory: a run's sink.
+func (tw *Trajectory) Event(ev store.Event) {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
 	ts := ev.Time.UTC().Format(time.RFC3339Nano)
@@ -278,11 +284,11 @@ const flushEvery = 500 * time.Millisecond
 // twenty times what the last write took when that is longer, so that
 // rewriting a trajectory of many megabytes (hours of steps) takes at most
 // a twentieth of the run.
-func (tw *trajectoryWriter) every() time.Duration {
+func (tw *Trajectory) every() time.Duration {
 	return max(flushEvery, 20*tw.cost)
 }
 
-func (tw *trajectoryWriter) flush() error {
+func (tw *Trajectory) flush() error {
 	if len(tw.t.Steps) == 0 {
 		return nil
 	}
@@ -300,7 +306,8 @@ func (tw *trajectoryWriter) flush() error {
 	return os.Rename(tmp, tw.path)
 }
 
-func (tw *trajectoryWriter) close() {
+// Close writes the trajectory a last time.
+func (tw *Trajectory) Close() {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
 	if tw.timer != nil {
@@ -308,4 +315,24 @@ func (tw *trajectoryWriter) close() {
 		tw.timer = nil
 	}
 	tw.flush()
+}
+
+// number reads a number an event carries: an int in process, a float64
+// once it has come through JSON, a json.Number from a decoder that keeps
+// them (as cli's renderer reads them).
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
 }

@@ -1,4 +1,4 @@
-package cli
+package launch
 
 import (
 	"encoding/json"
@@ -15,15 +15,15 @@ import (
 // status sits under final_metrics.extra (Harbor forbids unknown fields).
 func TestTrajectoryTimerFlushAndShape(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "t.json")
-	tw, err := newTrajectory(p, "m", "v")
+	tw, err := NewTrajectory(p, "m", "v")
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	tw.event(store.Event{Type: "run.start", Time: now, Data: map[string]any{"session": "s1"}})
-	tw.event(store.Event{Type: "message", Time: now, Data: map[string]any{"text": "hi"}})
-	tw.event(store.Event{Type: "note", Time: now, Data: map[string]any{"text": "a note"}})
-	tw.event(store.Event{Type: "model.reply", Time: now, Data: map[string]any{"text": "ok"}})
+	tw.Event(store.Event{Type: "run.start", Time: now, Data: map[string]any{"session": "s1"}})
+	tw.Event(store.Event{Type: "message", Time: now, Data: map[string]any{"text": "hi"}})
+	tw.Event(store.Event{Type: "note", Time: now, Data: map[string]any{"text": "a note"}})
+	tw.Event(store.Event{Type: "model.reply", Time: now, Data: map[string]any{"text": "ok"}})
 	// No event follows: the timer writes the reply. Wait for the file to
 	// have it (a generous deadline; the timer fires after half a second).
 	var got map[string]any
@@ -52,7 +52,7 @@ func TestTrajectoryTimerFlushAndShape(t *testing.T) {
 			t.Fatalf("note became a system step: %s", b)
 		}
 	}
-	tw.event(store.Event{Type: "run.end", Time: now, Data: map[string]any{"status": "done"}})
+	tw.Event(store.Event{Type: "run.end", Time: now, Data: map[string]any{"status": "done"}})
 	b, _ = os.ReadFile(p)
 	json.Unmarshal(b, &got)
 	fm := got["final_metrics"].(map[string]any)
@@ -67,7 +67,7 @@ func TestTrajectoryTimerFlushAndShape(t *testing.T) {
 // A trajectory that takes long to write is written less often: at most a
 // twentieth of the run goes to rewriting it (hours of steps are megabytes).
 func TestTrajectoryWritesSpaceOutWithTheirCost(t *testing.T) {
-	tw := &trajectoryWriter{}
+	tw := &Trajectory{}
 	if got := tw.every(); got != flushEvery {
 		t.Errorf("a quick write: every %s, want %s", got, flushEvery)
 	}
@@ -76,11 +76,11 @@ func TestTrajectoryWritesSpaceOutWithTheirCost(t *testing.T) {
 		t.Errorf("a write of 100 ms: every %s, want 2s", got)
 	}
 	p := filepath.Join(t.TempDir(), "t.json")
-	tw, err := newTrajectory(p, "m", "v")
+	tw, err := NewTrajectory(p, "m", "v")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw.event(store.Event{Type: "message", Time: time.Now(), Data: map[string]any{"text": "hi"}})
+	tw.Event(store.Event{Type: "message", Time: time.Now(), Data: map[string]any{"text": "hi"}})
 	if tw.cost <= 0 {
 		t.Error("the write's cost was not taken")
 	}
