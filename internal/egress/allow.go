@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +31,45 @@ type Rule struct {
 	// lets a name reach a loopback or link-local address
 	// ([Decision.Local]).
 	Person bool `json:"person,omitempty"`
+	// Port, when not 0, is the one port the rule allows: only a person's
+	// entry for a local service ("127.0.0.1:5432", "localhost:3000",
+	// "[::1]:8080", see [LocalPort]) has one; every other rule allows every
+	// port of its host.
+	Port int `json:"port,omitempty"`
+}
+
+// String is the rule's entry as the person writes it: the pattern, with
+// its port when it has one.
+func (r Rule) String() string {
+	if r.Port == 0 {
+		return r.Pattern
+	}
+	return net.JoinHostPort(r.Pattern, strconv.Itoa(r.Port))
+}
+
+// LocalPort parses an allow_hosts entry that names a local service by its
+// port: a loopback address or localhost, a colon and a port
+// ("127.0.0.1:5432", "localhost:3000", "[::1]:8080"). host comes back
+// without brackets. ok is false for anything else, a host without a port
+// included.
+func LocalPort(entry string) (host string, port int, ok bool) {
+	h, ps, err := net.SplitHostPort(entry)
+	if err != nil {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(ps)
+	if err != nil || n < 1 || n > 65535 || strings.HasPrefix(ps, "+") {
+		return "", 0, false
+	}
+	h = strings.ToLower(h)
+	if h != "localhost" {
+		a, err := netip.ParseAddr(h)
+		if err != nil || !a.Unmap().IsLoopback() || a.Zone() != "" {
+			return "", 0, false
+		}
+		h = a.Unmap().String()
+	}
+	return h, n, true
 }
 
 // CheckPattern says what is wrong with an allow_hosts entry, in a sentence
@@ -42,9 +83,14 @@ func CheckPattern(p string) error {
 		return fmt.Errorf("allow_hosts entry %q is not a host: write only the host (example.com) or *.example.com, without scheme, path or port", p)
 	}
 	if strings.Contains(q, ":") {
-		if _, err := netip.ParseAddr(normalHost(q)); err != nil {
-			return fmt.Errorf("allow_hosts entry %q has a port or is not a host: write only the host (the proxy allows every port of an allowed host)", p)
+		if a, err := netip.ParseAddr(normalHost(q)); err == nil && a.Zone() == "" { // a zone would take "]:80" in
+			return nil
 		}
+		if _, _, ok := LocalPort(p); ok {
+			return nil
+		}
+		return fmt.Errorf("allow_hosts entry %q has a port or is not a host: write only the host (the proxy allows every port of an allowed host); "+
+			"a port goes only with a service on this machine's loopback, as in \"127.0.0.1:5432\", \"localhost:3000\" or \"[::1]:8080\"", p)
 	}
 	return nil
 }
@@ -72,6 +118,9 @@ func (a *Allowlist) Add(rules ...Rule) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, r := range rules {
+		if h, port, ok := LocalPort(r.Pattern); ok {
+			r.Pattern, r.Port = h, port
+		}
 		r.Pattern = normalHost(r.Pattern)
 		a.rules = append(a.rules, r)
 	}
@@ -87,14 +136,17 @@ func (a *Allowlist) Rules() []Rule {
 
 // Decide is a [Proxy.Decide]: the first rule that matches allows, an exact
 // rule of the person's before any other (so it gives Local); no match
-// refuses. The port does not matter.
-func (a *Allowlist) Decide(_ context.Context, host string, _ int) Decision {
+// refuses. The port matters only to a rule that has one (a local service's).
+func (a *Allowlist) Decide(_ context.Context, host string, port int) Decision {
 	host = normalHost(host)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var found *Rule
 	for i := range a.rules {
 		r := &a.rules[i]
+		if r.Port != 0 && r.Port != port {
+			continue
+		}
 		if r.Pattern == host && r.Person {
 			found = r
 			break
@@ -108,7 +160,7 @@ func (a *Allowlist) Decide(_ context.Context, host string, _ int) Decision {
 	}
 	return Decision{
 		Allow: true,
-		Rule:  fmt.Sprintf("%q from %s", found.Pattern, found.Source),
+		Rule:  fmt.Sprintf("%q from %s", found.String(), found.Source),
 		Local: found.Person && found.Pattern == host,
 	}
 }

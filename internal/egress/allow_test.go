@@ -46,8 +46,43 @@ func TestAllowlistDecide(t *testing.T) {
 	}
 }
 
+// A local service named with its port is allowed on that port alone; its
+// rule shows the entry as the person wrote it, and is the person's (Local).
+func TestAllowlistPort(t *testing.T) {
+	var a Allowlist
+	if err := a.Add(
+		Rule{Pattern: "127.0.0.1:5432", Source: "config.toml", Person: true},
+		Rule{Pattern: "localhost:3000", Source: "config.toml", Person: true},
+		Rule{Pattern: "[::1]:8080", Source: "config.toml", Person: true},
+	); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		host  string
+		port  int
+		allow bool
+		rule  string
+	}{
+		{"127.0.0.1", 5432, true, `"127.0.0.1:5432" from config.toml`},
+		{"127.0.0.1", 5433, false, "no allowed host"},
+		{"localhost", 3000, true, `"localhost:3000"`},
+		{"localhost", 5432, false, "no allowed host"},
+		{"::1", 8080, true, `"[::1]:8080"`},
+		{"::1", 0, false, "no allowed host"},
+	} {
+		d := a.Decide(t.Context(), c.host, c.port)
+		if d.Allow != c.allow || d.Allow && !d.Local || !strings.Contains(d.Rule, c.rule) {
+			t.Errorf("%s:%d: %+v", c.host, c.port, d)
+		}
+	}
+	if got := a.Rules()[2]; got.Pattern != "::1" || got.Port != 8080 || got.String() != "[::1]:8080" {
+		t.Errorf("rule %+v %s", got, got)
+	}
+}
+
 func TestCheckPattern(t *testing.T) {
-	for _, p := range []string{"example.com", "*.example.com", "10.0.0.1", "::1", "[::1]", "localhost"} {
+	for _, p := range []string{"example.com", "*.example.com", "10.0.0.1", "::1", "[::1]", "localhost",
+		"127.0.0.1:5432", "localhost:3000", "LOCALHOST:3000", "[::1]:8080", "127.0.0.2:80"} {
 		if err := CheckPattern(p); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
@@ -59,6 +94,12 @@ func TestCheckPattern(t *testing.T) {
 		"https://example.com": "without scheme",
 		"example.com/x":       "not a host",
 		"example.com:443":     "has a port",
+		"10.0.0.1:80":         "a port goes only with a service on this machine's loopback",
+		"127.0.0.1:0":         "has a port",
+		"127.0.0.1:99999":     "has a port",
+		"localhost:x":         "has a port",
+		"*.localhost:80":      "has a port",
+		"[fe80::1%lo]:80":     "has a port",
 		"a.*.example.com":     "not a host",
 	} {
 		err := CheckPattern(p)

@@ -116,6 +116,11 @@ func sessionInitMain() {
 			fail("the proxy's listener in the namespace", err)
 		}
 		unix.Close(ln)
+		// Then the listeners for the person's local services (nsnet.go),
+		// one message each.
+		if err := sendLocalListeners(3, os.Getenv(sessionInitEnv+"_LOCAL")); err != nil {
+			fail("the local services' listeners in the namespace", err)
+		}
 		unix.Close(3)
 	}
 	children := make(chan os.Signal, 1)
@@ -250,7 +255,9 @@ type SessionNS struct {
 	// starts through: it joins the session's user namespace (which a
 	// process with threads cannot) and the others, then runs the command.
 	nsenter  string
-	listener net.Listener // made in the network namespace by the init
+	listener net.Listener    // made in the network namespace by the init
+	local    []LocalListener // the same, on the person's local services' addresses (nsnet.go)
+	counters *netCounters    // the network namespace's counters (nsnet.go), opened at the first read
 	stop     chan struct{}
 	done     chan struct{}
 	once     sync.Once
@@ -280,8 +287,18 @@ func NewSandboxNS(hide, keep []string) (*SessionNS, error) {
 
 // NewSessionNS makes a session's PID and mount namespaces, and a network
 // namespace holding only loopback when withNet, or says why it cannot here.
-func NewSessionNS(withNet bool) (*SessionNS, error) {
-	return newSessionNS(withNet, false, nil)
+// With withNet, the namespace's loopback gets a listener on each address of
+// local (loopback ip:port, as "127.0.0.1:5432" or "[::1]:8080"): the
+// person's local services, which nodwyn forwards to (LocalListeners).
+func NewSessionNS(withNet bool, local ...string) (*SessionNS, error) {
+	var env []string
+	if withNet && len(local) > 0 {
+		if err := checkLocal(local); err != nil {
+			return nil, err
+		}
+		env = []string{sessionInitEnv + "_LOCAL=" + strings.Join(local, "\n")}
+	}
+	return newSessionNS(withNet, false, env)
 }
 
 func newSessionNS(withNet, mountOnly bool, extraEnv []string) (*SessionNS, error) {
@@ -308,7 +325,8 @@ func newSessionNS(withNet, mountOnly bool, extraEnv []string) (*SessionNS, error
 		flags |= unix.CLONE_NEWNET
 		env = append(env, sessionInitEnv+"_NET=1")
 	}
-	s := &SessionNS{pid: -1, mnt: -1, net: -1, user: -1, nsenter: nsenter, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &SessionNS{pid: -1, mnt: -1, net: -1, user: -1, nsenter: nsenter, counters: &netCounters{},
+		stop: make(chan struct{}), done: make(chan struct{})}
 	var attr syscall.SysProcAttr
 	attr.Cloneflags, attr.Pdeathsig = flags, syscall.SIGKILL
 	if nsenter != "" {
@@ -320,16 +338,17 @@ func newSessionNS(withNet, mountOnly bool, extraEnv []string) (*SessionNS, error
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
-		// The person's id is not root there, so the rights to mount and
-		// to bring loopback up must survive the init's exec: ambient, in
+		// The person's id is not root there, so the rights to mount, to
+		// bring loopback up and to listen on a port below 1024 for a local
+		// service (nsnet.go) must survive the init's exec: ambient, in
 		// that user namespace only. Commands join without them.
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE}
 	}
-	// The listener's way back from the init: a socket pair, its end as
-	// descriptor 3 there.
+	// The listeners' way back from the init: a socket pair, its end as
+	// descriptor 3 there (packets: one listener, or why not, each).
 	var ours, theirs *os.File
 	if withNet {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return nil, fmt.Errorf("the session's namespaces: %w", err)
 		}
@@ -404,6 +423,19 @@ func newSessionNS(withNet, mountOnly bool, extraEnv []string) (*SessionNS, error
 	}
 	if err == nil && ours != nil {
 		s.listener, err = receiveListener(ours)
+		for _, a := range localAddrs(extraEnv) {
+			if err != nil || a == "" {
+				break
+			}
+			ln, lerr := receiveListener(ours)
+			var refused *initRefused
+			if errors.As(lerr, &refused) {
+				s.local = append(s.local, LocalListener{Addr: a, Err: refused})
+				continue
+			}
+			err = lerr
+			s.local = append(s.local, LocalListener{Addr: a, Listener: ln})
+		}
 	}
 	if err != nil {
 		s.Close()
@@ -412,12 +444,16 @@ func newSessionNS(withNet, mountOnly bool, extraEnv []string) (*SessionNS, error
 	return s, nil
 }
 
-// receiveListener takes the listener the init sent over c.
+// receiveListener takes the listener the init sent over c, or what it
+// said instead (an *initRefused: it could not make that one).
 func receiveListener(c *os.File) (net.Listener, error) {
-	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(int(c.Fd()), buf, oob, 0)
+	buf, oob := make([]byte, 512), make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(c.Fd()), buf, oob, 0)
 	if err != nil {
 		return nil, fmt.Errorf("receiving the proxy's listener: %w", err)
+	}
+	if n > 0 && buf[0] == 'E' {
+		return nil, &initRefused{string(buf[1:n])}
 	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 	if err != nil || len(msgs) != 1 {
@@ -533,6 +569,12 @@ func (s *SessionNS) Close() {
 		if s.listener != nil {
 			s.listener.Close()
 		}
+		for _, l := range s.local {
+			if l.Listener != nil {
+				l.Listener.Close()
+			}
+		}
+		s.counters.close()
 		for _, fd := range []int{s.pid, s.mnt, s.net, s.user} {
 			if fd >= 0 {
 				unix.Close(fd)

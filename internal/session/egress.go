@@ -88,6 +88,7 @@ func (s *Session) startEgress(ctx context.Context, opts Options, ns *sandbox.Ses
 			return &egressStart{open: err.Error()}, nil
 		}
 		es.proxy, es.env = p, egress.Env(p.Addr())
+		es.notes = append(es.notes, localUnreached(opts.ConfigSeam.AllowHosts, opts.ConfigSeam.AllowPorts, from)...) // egress_local.go
 		return es, nil
 	}
 	ln := ns.Listener() // made in the namespace by its init
@@ -99,6 +100,14 @@ func (s *Session) startEgress(ctx context.Context, opts Options, ns *sandbox.Ses
 		p.Close()
 		return nil, err
 	}
+	// The person's local services named with their ports, forwarded from
+	// listeners on the same addresses inside (egress_local.go).
+	notes, err := forwardLocal(p, ns, opts.ConfigSeam.AllowHosts, from)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	es.notes = append(es.notes, notes...)
 	es.proxy, es.env = p, egress.Env(ln.Addr().String())
 	return es, nil
 }
@@ -121,7 +130,7 @@ func (s *Session) networkLine() string {
 	case s.egress != nil:
 		var hosts []string
 		for _, r := range s.egressRules {
-			hosts = append(hosts, r.Pattern)
+			hosts = append(hosts, r.String())
 		}
 		shown := hosts
 		if len(shown) > 6 {

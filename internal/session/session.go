@@ -332,7 +332,7 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		nsc := make(chan madeNS, 1)
 		if wc != nil && wc.namespaces && !opts.NoKernelFloor {
 			go func() {
-				ns, err := sandbox.NewSessionNS(wc.network)
+				ns, err := sandbox.NewSessionNS(wc.network, localAddrs(opts.ConfigSeam.AllowHosts)...) // egress_local.go
 				nsc <- madeNS{ns, err}
 			}()
 		} else {
@@ -510,6 +510,9 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	if !opts.Sandbox {
 		s.protect = sandbox.Protect(opts.Folder)
 		popts.AfterCommand = func() string { return sandbox.RestoreNote(s.protect.Restore()) }
+	}
+	if s.egress != nil && s.ns.Network() { // a note for a direct connection (egress_local.go)
+		popts.AfterCommand = directNote(s.ns, popts.AfterCommand)
 	}
 	beforeFirst := opts.BeforeFirstProcess
 	if f := beforeFirst; f != nil && s.mcp != nil {

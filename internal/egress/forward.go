@@ -1,0 +1,103 @@
+package egress
+
+import (
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Forward serves ln, a listener made in the session's network namespace on
+// a loopback address the person named with its port (an allow_hosts entry
+// such as "127.0.0.1:5432": [LocalPort]), by connecting each connection to
+// target, the same service as nodwyn reaches it (host:port in nodwyn's own
+// namespace, "localhost:5432" trying each of localhost's addresses). The
+// bytes are copied as they are, both ways; each connection is reported to
+// OnConn with Method "TCP" and rule when it ends. The listener is closed,
+// and every connection ended, at Close.
+func (p *Proxy) Forward(ln net.Listener, target, rule string) error {
+	host, ps, err := net.SplitHostPort(target)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	port, _ := strconv.Atoi(ps)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ctx == nil || p.closed {
+		ln.Close()
+		return errors.New("egress: proxy not started or closed")
+	}
+	p.listeners = append(p.listeners, ln)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					continue
+				}
+				return // closed
+			}
+			if !p.track(c) {
+				c.Close()
+				return
+			}
+			p.wg.Add(1)
+			go func() {
+				defer p.wg.Done()
+				defer p.untrack(c)
+				p.relay(c, Conn{Host: normalHost(host), Port: port, Method: "TCP", Allowed: true, Rule: rule, Start: time.Now()}, target)
+			}()
+		}
+	}()
+	return nil
+}
+
+// relay connects c to target and copies both ways until both sides are done.
+func (p *Proxy) relay(c net.Conn, rec Conn, target string) {
+	ctx, cancel := p.reqContext()
+	var d net.Dialer
+	up, err := d.DialContext(ctx, "tcp", target)
+	cancel()
+	if err != nil {
+		rec.Err = err.Error()
+		if p.isClosed() {
+			rec.Err = "proxy closed"
+		}
+		p.report(&rec)
+		return
+	}
+	rec.Addr = up.RemoteAddr().String()
+	if !p.track(up) {
+		up.Close()
+		rec.Err = "proxy closed"
+		p.report(&rec)
+		return
+	}
+	defer p.untrack(up)
+	var wg sync.WaitGroup
+	var upErr error
+	wg.Add(1)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer wg.Done()
+		rec.Sent, upErr = io.Copy(up, c)
+		closeWrite(up)
+	}()
+	var downErr error
+	rec.Received, downErr = io.Copy(c, up)
+	closeWrite(c)
+	wg.Wait()
+	if p.isClosed() {
+		rec.Err = "proxy closed"
+	} else if err := errors.Join(upErr, downErr); err != nil {
+		rec.Err = err.Error()
+	}
+	p.report(&rec)
+}
