@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/daemon"
+	"github.com/nodwyn/nodwyn/internal/daemon/wire"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/rpc"
@@ -95,15 +97,13 @@ func (r *RunCmd) viaDaemon(e *env, sock string) error {
 			spec.Unattended = true
 		}
 	}
-	c, err := dialDaemon(context.Background(), dirs.Data, sock, f.notify)
+	c, err := daemon.Dial(context.Background(), dirs.Data, sock, f.notify)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}
 	defer c.Close()
 	f.c = c
-	var started struct {
-		ID string `json:"id"`
-	}
+	var started wire.Started
 	if err := c.Call(ctx, method, spec, &started); err != nil {
 		return daemonError(err)
 	}
@@ -156,9 +156,7 @@ type followed struct {
 func (f *followed) notify(method string, params json.RawMessage) {
 	switch method {
 	case "run.event":
-		var p struct {
-			Event store.Event `json:"event"`
-		}
+		var p wire.RunEvent
 		if json.Unmarshal(params, &p) != nil {
 			return
 		}
@@ -167,10 +165,7 @@ func (f *followed) notify(method string, params json.RawMessage) {
 			f.json(p.Event)
 		}
 	case "confirm.ask":
-		var q struct {
-			Run, Confirm, Tool, Reason, Checker, Kind string
-			Args                                      map[string]any
-		}
+		var q wire.ConfirmAsk
 		if json.Unmarshal(params, &q) != nil {
 			return
 		}
@@ -192,14 +187,14 @@ func (f *followed) notify(method string, params json.RawMessage) {
 		// Not on the connection's reading goroutine: the answer is a call.
 		go func() {
 			yes, always, note := f.ask(ctx, guard.Request{Tool: q.Tool, Args: q.Args}, guard.Decision{Verdict: verdict, Checker: q.Checker, Reason: q.Reason})
-			a := map[string]any{"run": q.Run, "confirm": q.Confirm, "answer": "no"}
+			a := wire.AnswerParams{Run: q.Run, Confirm: q.Confirm, Answer: "no"}
 			switch {
 			case yes && always:
-				a["answer"] = "always"
+				a.Answer = "always"
 			case yes:
-				a["answer"] = "yes"
+				a.Answer = "yes"
 			case note != "":
-				a["note"] = note // the model reads it with the decline
+				a.Note = note // the model reads it with the decline
 			}
 			actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -217,14 +212,9 @@ func (f *followed) follow(ctx context.Context, id string, cancelOnStop bool) (se
 	f.mu.Lock()
 	f.ctx = askCtx
 	f.mu.Unlock()
-	type result struct {
-		Status  string `json:"status"`
-		Outcome string `json:"outcome"`
-		Next    int    `json:"next"`
-	}
 	done := make(chan error, 1)
-	var res result
-	go func() { done <- f.c.Call(context.Background(), "run.events", map[string]any{"id": id}, &res) }()
+	var res wire.EventsEnd
+	go func() { done <- f.c.Call(context.Background(), "run.events", wire.IDParams{ID: id}, &res) }()
 	select {
 	case err := <-done:
 		if errors.Is(err, rpc.ErrClosed) {
@@ -240,7 +230,7 @@ func (f *followed) follow(ctx context.Context, id string, cancelOnStop bool) (se
 		}
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := f.c.Call(cctx, "run.cancel", map[string]any{"id": id}, nil); err != nil {
+		if err := f.c.Call(cctx, "run.cancel", wire.IDParams{ID: id}, nil); err != nil {
 			var re *rpc.Error
 			if !errors.As(err, &re) || re.Code != rpc.CodeConflict {
 				return session.Outcome{}, daemonError(err)
@@ -258,7 +248,8 @@ func (f *followed) follow(ctx context.Context, id string, cancelOnStop bool) (se
 	// run.events' answer says how the run ended: a daemon that is stopping
 	// may close the connection right after it. A run the daemon no longer
 	// holds (one that ended before it restarted) is told by its run.end.
-	out := session.Outcome{Status: res.Status, Text: res.Outcome}
+	text, _ := res.Outcome.(string)
+	out := session.Outcome{Status: res.Status, Text: text}
 	if status, text := f.rend.endOf(); out.Text == "" && status != "" && (out.Status == "" || out.Status == status) {
 		out.Status, out.Text = status, text
 	}
@@ -288,7 +279,7 @@ func (a *AttachCmd) Run(e *env) error {
 		sock = e.getenv("NODWYN_SOCKET")
 	}
 	if sock == "" {
-		sock = defaultSocket(e.getenv, dirs)
+		sock = daemon.DefaultSocket(e.getenv, dirs)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
@@ -298,7 +289,7 @@ func (a *AttachCmd) Run(e *env) error {
 	if a.JSON {
 		f.json = jsonSink(e.stdout)
 	}
-	c, err := dialDaemon(context.Background(), dirs.Data, sock, f.notify)
+	c, err := daemon.Dial(context.Background(), dirs.Data, sock, f.notify)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}

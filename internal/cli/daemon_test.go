@@ -7,20 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/daemon"
+	"github.com/nodwyn/nodwyn/internal/daemon/wire"
 	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/rpc"
-	"github.com/nodwyn/nodwyn/internal/sandbox"
-	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
 )
 
@@ -61,7 +59,7 @@ func startDaemon(t *testing.T, home string) *testDaemon {
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := os.Stat(tokenPath(d.data, d.sock)); err == nil {
+		if _, err := os.Stat(daemon.TokenPath(d.data, d.sock)); err == nil {
 			if _, err := os.Stat(d.sock); err == nil {
 				t.Cleanup(d.stop)
 				return d
@@ -86,7 +84,7 @@ func (d *testDaemon) stop() {
 		return
 	default:
 	}
-	c, err := dialDaemon(context.Background(), d.data, d.sock, nil)
+	c, err := daemon.Dial(context.Background(), d.data, d.sock, nil)
 	if err == nil {
 		c.Call(context.Background(), "daemon.stop", nil, nil)
 		c.Close()
@@ -130,7 +128,7 @@ func (d *testDaemon) client(f *follower) *rpc.Client {
 			}
 		}
 	}
-	c, err := dialDaemon(context.Background(), d.data, d.sock, on)
+	c, err := daemon.Dial(context.Background(), d.data, d.sock, on)
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -456,55 +454,6 @@ func TestDaemonListsWhatADeadDaemonLeft(t *testing.T) {
 	}
 }
 
-// The daemon does not serve the processes its runs start: a descendant of
-// the daemon, or a process carrying a run's mark, is refused; the
-// person's own processes are served.
-func TestDaemonRefusesItsRunsProcesses(t *testing.T) {
-	d := &daemon{}
-	child := exec.Command("sleep", "5")
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer child.Process.Kill()
-	if err := d.admit(rpc.Peer{PID: child.Process.Pid}); err == nil {
-		t.Error("a child of the daemon was admitted")
-	}
-	marked := exec.Command("sleep", "5")
-	marked.Env = []string{sandbox.MarkEnv + "=x"}
-	setsid := exec.Command("setsid", "-f", "sh", "-c", "exec sleep 5")
-	setsid.Env = []string{sandbox.MarkEnv + "=x", "PATH=" + os.Getenv("PATH")}
-	if err := setsid.Run(); err != nil {
-		t.Skip("no setsid:", err)
-	}
-	// The setsid child has left the daemon's tree; its mark still names it.
-	out, _ := exec.Command("pgrep", "-f", "^sleep 5$", "-n").Output()
-	var pid int
-	for _, f := range strings.Fields(string(out)) {
-		pid = atoiOr(f)
-	}
-	if pid > 0 && pid != child.Process.Pid {
-		if err := d.admit(rpc.Peer{PID: pid}); err == nil {
-			t.Error("a setsid process with a run's mark was admitted")
-		}
-		p, _ := os.FindProcess(pid)
-		p.Kill()
-	}
-	if err := d.admit(rpc.Peer{PID: os.Getppid()}); err != nil {
-		t.Errorf("the test's parent (not the daemon's) was refused: %v", err)
-	}
-}
-
-func atoiOr(s string) int {
-	n := 0
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
-}
-
 // nodwyn run --daemon: the same flags, output and exit code as in this
 // process; --detach prints the id, attach follows the run to its end.
 func TestRunThroughTheDaemonIsTheSameRun(t *testing.T) {
@@ -668,22 +617,6 @@ func TestTheConfigNamesTheDaemon(t *testing.T) {
 	}
 }
 
-// Open confirms are listed in the order they were asked: c2 before c10.
-func TestOpenConfirmsAreInTheOrderAsked(t *testing.T) {
-	r := &daemonRun{confirms: map[string]*pendingConfirm{}}
-	for _, n := range []int{10, 2, 1} {
-		id := "c" + strconv.Itoa(n)
-		r.confirms[id] = &pendingConfirm{seq: n, info: map[string]any{"confirm": id}}
-	}
-	var got []string
-	for _, c := range r.openConfirms() {
-		got = append(got, c["confirm"].(string))
-	}
-	if strings.Join(got, " ") != "c1 c2 c10" {
-		t.Errorf("open confirms %v, want c1 c2 c10", got)
-	}
-}
-
 // run.start's judge and judge_model: the run's ordinary confirms go to the
 // judge (the scripted model answers yes, then no), as in process.
 func TestDaemonRunWithAJudge(t *testing.T) {
@@ -736,7 +669,7 @@ func TestEveryRunFlagReachesTheSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	startKnown := map[string]bool{}
-	for _, k := range rpc.Params(&launch.Spec{}, startUnlisted...) {
+	for _, k := range rpc.Params(&launch.Spec{}, wire.StartUnlisted...) {
 		startKnown[k] = true
 	}
 	for i := 0; i < typ.NumField(); i++ {
@@ -798,36 +731,7 @@ func TestEveryRunFlagReachesTheSpec(t *testing.T) {
 		}
 	}
 	var p launch.Spec
-	if err := rpc.DecodeParams(json.RawMessage(`{"folder":"/f","instruction":"x","no_keychain":true,"timeout":"30m"}`), &p, startUnlisted...); err != nil || !p.NoKeychain || p.Timeout.Std() != 30*time.Minute {
+	if err := rpc.DecodeParams(json.RawMessage(`{"folder":"/f","instruction":"x","no_keychain":true,"timeout":"30m"}`), &p, wire.StartUnlisted...); err != nil || !p.NoKeychain || p.Timeout.Std() != 30*time.Minute {
 		t.Errorf("run.start's no_keychain and timeout: %+v %v", p, err)
-	}
-}
-
-// A client that starts following a run as it ends is ended with it: its
-// events channel is closed, never left open by a subscription that came in
-// between the run closing its subscribers and saying it had ended (a
-// run.events that hung for good under load).
-func TestFollowingARunAsItEnds(t *testing.T) {
-	for i := 0; i < 20000; i++ {
-		r := &daemonRun{subs: map[*subscriber]struct{}{}, confirms: map[string]*pendingConfirm{}, done: make(chan struct{})}
-		var sub *subscriber
-		started := make(chan struct{})
-		got := make(chan struct{})
-		go func() {
-			close(started)
-			sub, _ = r.subscribe()
-			close(got)
-		}()
-		<-started
-		r.finish(session.Outcome{Status: "finished"}, nil)
-		<-got
-		select {
-		case _, ok := <-sub.ch:
-			if ok {
-				t.Fatal("an event on a run that had none")
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatalf("iteration %d: a subscription made as the run ended was never closed", i)
-		}
 	}
 }

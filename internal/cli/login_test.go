@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/daemon"
 	"github.com/nodwyn/nodwyn/internal/keychain"
 	"github.com/nodwyn/nodwyn/internal/keychain/keychaintest"
 	"github.com/nodwyn/nodwyn/internal/launch"
@@ -630,7 +631,7 @@ func startKeyDaemon(t *testing.T, home string, getenv func(string) string, noKey
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for {
-		if c, err := dialDaemon(ctx, d.data, d.sock, nil); err == nil {
+		if c, err := daemon.Dial(ctx, d.data, d.sock, nil); err == nil {
 			c.Close()
 			stop := sync.OnceFunc(d.stop)
 			t.Cleanup(stop)
