@@ -195,7 +195,14 @@ var ecosystems = []ecosystem{
 	// storage.googleapis.com) and the checksum database under its
 	// /sumdb/sum.golang.org/ path; Go goes to sum.golang.org directly only
 	// when the proxy does not offer that path.
-	{"Go", []string{"go.mod", "go.work"}, nil, "the Go module proxy and checksum database (GOPROXY's and GOSUMDB's defaults)"},
+	//
+	// GOPROXY's list falls back only along itself ("https://a,https://b"
+	// on a 404 or 410, "|" on any error, "direct" to the module's own
+	// host), never to proxy.golang.org; the defaults stay allowed beside
+	// the person's setting all the same, for a command that does not get
+	// it (registries.go). GOPRIVATE and GONOPROXY modules come from their
+	// own hosts (goPrivateHosts).
+	{"Go", []string{"go.mod", "go.work"}, []string{"proxy.golang.org", "sum.golang.org"}, "the Go module proxy and checksum database (GOPROXY's and GOSUMDB's defaults)"},
 	// npm config: registry defaults to https://registry.npmjs.org/ (npm,
 	// pnpm, bun); Yarn 1 writes https://registry.yarnpkg.com into yarn.lock.
 	{"npm", []string{"package.json", "package-lock.json", "pnpm-lock.yaml"}, []string{"registry.npmjs.org"}, "the npm registry (npm's registry default)"},
@@ -228,10 +235,12 @@ var ecosystems = []ecosystem{
 var skipDirs = map[string]bool{"node_modules": true, "vendor": true, "target": true, "build": true, "dist": true, "testdata": true}
 
 // Defaults are the rules a folder implies: the package registries of the
-// ecosystems whose files are in it (its top two levels) and the hosts of
-// its git remotes. env is nodwyn's own environment (the person's), read
-// for GOPROXY, GOSUMDB, GOENV, npm_config_registry, PIP_INDEX_URL and
-// HOME; nil reads none of it.
+// ecosystems whose files are in it (its top two levels), each tool's
+// default and the ones the person configured for it (registries.go), and
+// the hosts of its git remotes. env is nodwyn's own environment (the
+// person's), read for GOPROXY, GOSUMDB, GOPRIVATE, GONOPROXY, GOENV,
+// npm_config_*, PIP_*, UV_*, HOME, PATH and XDG_CONFIG_*, with the files
+// these point at (the go env file, ~/.npmrc, pip.conf); nil reads none.
 //
 // noted are hosts the folder's own files name (a registry= line in its
 // .npmrc, an --index-url in a requirements file) that are not allowed: a
@@ -269,27 +278,21 @@ func Defaults(ctx context.Context, folder string, env []string) (allow, noted []
 			continue
 		}
 		source := marker + ": " + e.why
+		// The person's own settings first (their rules' sources say
+		// where each was set), then the tool's defaults.
+		var mine []configured
 		switch e.name {
 		case "Go":
 			for _, h := range goHosts(getenv) {
-				s := source
-				if h.from != "" {
-					s = marker + ": " + h.from
-				}
-				add(&allow, h.host, s)
+				mine = append(mine, configured(h))
 			}
-			continue
-		case "npm":
-			if r := getenv("npm_config_registry"); r != "" {
-				add(&allow, urlHost(r), marker+": npm_config_registry in nodwyn's environment")
-				continue
-			}
+		case "npm", "Yarn": // Yarn 1 reads npm's configuration
+			mine = npmRegistries(env, getenv)
 		case "Python":
-			if r := getenv("PIP_INDEX_URL"); r != "" {
-				add(&allow, urlHost(r), marker+": PIP_INDEX_URL in nodwyn's environment")
-				add(&allow, "files.pythonhosted.org", source)
-				continue
-			}
+			mine = pipIndexes(getenv)
+		}
+		for _, c := range mine {
+			add(&allow, c.host, marker+": "+c.from)
 		}
 		for _, h := range e.hosts {
 			add(&allow, h, source)
@@ -344,8 +347,9 @@ func markers(folder string) map[string]string {
 
 type goHost struct{ host, from string }
 
-// goHosts are the hosts of GOPROXY and GOSUMDB, from the environment, else
-// the go env file (go env -w), else their defaults.
+// goHosts are the hosts the person set in GOPROXY, GOSUMDB, GOPRIVATE and
+// GONOPROXY, from the environment, else the go env file (go env -w); the
+// defaults are not among them.
 func goHosts(getenv func(string) string) []goHost {
 	file := map[string]string{}
 	path := getenv("GOENV")
@@ -377,13 +381,13 @@ func goHosts(getenv func(string) string) []goHost {
 		return def, ""
 	}
 	var hosts []goHost
-	proxy, from := setting("GOPROXY", "https://proxy.golang.org,direct")
+	proxy, from := setting("GOPROXY", "")
 	for _, p := range strings.FieldsFunc(proxy, func(r rune) bool { return r == ',' || r == '|' }) {
 		if h := urlHost(p); h != "" {
 			hosts = append(hosts, goHost{h, from})
 		}
 	}
-	sumdb, from := setting("GOSUMDB", "sum.golang.org")
+	sumdb, from := setting("GOSUMDB", "")
 	// "off", "name", "name+key" or "name+key url" (go help module-auth).
 	if f := strings.Fields(sumdb); len(f) == 2 {
 		hosts = append(hosts, goHost{urlHost(f[1]), from})
@@ -391,7 +395,7 @@ func goHosts(getenv func(string) string) []goHost {
 		name, _, _ := strings.Cut(f[0], "+")
 		hosts = append(hosts, goHost{name, from})
 	}
-	return hosts
+	return append(hosts, goPrivateHosts(setting)...)
 }
 
 // urlHost is the host of an http(s) URL, or "".

@@ -219,20 +219,23 @@ func TestDefaultsFromFolder(t *testing.T) {
 	}
 }
 
-// The person's Go settings, from the environment or the go env file,
-// replace the defaults.
+// The person's Go settings, from the environment or the go env file, are
+// allowed beside the defaults (which a command that does not get them
+// falls back to), GOPRIVATE's hosts with them.
 func TestDefaultsGoSettings(t *testing.T) {
 	folder := t.TempDir()
 	os.WriteFile(filepath.Join(folder, "go.mod"), []byte("module m\n"), 0o644)
-	allow, _ := Defaults(t.Context(), folder, []string{"GOPROXY=https://goproxy.corp.test/mod,direct", "GOSUMDB=off"})
-	if got := hosts(allow); !slices.Equal(got, []string{"goproxy.corp.test"}) || !strings.Contains(allow[0].Source, "GOPROXY in nodwyn's environment") {
+	allow, _ := Defaults(t.Context(), folder, []string{"GOPROXY=https://goproxy.corp.test/mod,direct", "GOSUMDB=off",
+		"GOPRIVATE=git.corp.test/team,*.internal.test,github.com/me/*,*/x,"})
+	if got := hosts(allow); !slices.Equal(got, []string{"goproxy.corp.test", "git.corp.test", "*.internal.test", "github.com", "proxy.golang.org", "sum.golang.org"}) ||
+		!strings.Contains(allow[0].Source, "GOPROXY in nodwyn's environment") || !strings.Contains(allow[1].Source, "GOPRIVATE in nodwyn's environment") {
 		t.Errorf("%+v", allow)
 	}
 	cfg := t.TempDir()
 	os.MkdirAll(filepath.Join(cfg, "go"), 0o755)
 	os.WriteFile(filepath.Join(cfg, "go", "env"), []byte("GOPROXY=https://athens.test\nGOSUMDB=sum.golang.org+033de0ae+Ac4zctda0e5eza+HJyk9SxEdh+s3Ivk+jJ+c9KGGfUE https://sumproxy.test\n"), 0o644)
 	allow, _ = Defaults(t.Context(), folder, []string{"XDG_CONFIG_HOME=" + cfg})
-	if got := hosts(allow); !slices.Equal(got, []string{"athens.test", "sumproxy.test"}) {
+	if got := hosts(allow); !slices.Equal(got, []string{"athens.test", "sumproxy.test", "proxy.golang.org", "sum.golang.org"}) {
 		t.Errorf("%v", got)
 	}
 	// No file of an ecosystem, no git: nothing.

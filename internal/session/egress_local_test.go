@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
 
 // needNetNS skips a run whose commands have no network namespace here,
@@ -140,4 +142,21 @@ func TestEgressLocalServiceNotAllowed(t *testing.T) {
 
 func pyConnectLine(host, port string) string {
 	return fmt.Sprintf(`python3 -c "import socket; socket.create_connection(('%s', %s), timeout=10)"`, host, port)
+}
+
+// What the note for a direct connection costs each command (issue 28: the
+// floor's cost per command within 0.5 ms):
+// go test -run '^$' -bench DirectNote ./internal/session/
+func BenchmarkDirectNote(b *testing.B) {
+	ns, err := sandbox.NewSessionNS(true)
+	if err != nil {
+		b.Skipf("no session namespaces here: %v", err)
+	}
+	defer ns.Close()
+	after := directNote(ns, func() string { return "" })
+	for b.Loop() {
+		if note := after(); note != "" {
+			b.Fatal(note)
+		}
+	}
 }
