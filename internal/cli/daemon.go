@@ -20,7 +20,7 @@ type DaemonCmd struct {
 // Help is shown after the flags of `nodwyn daemon --help`.
 func (DaemonCmd) Help() string {
 	return `Serves runs over JSON-RPC 2.0 on a unix socket, one JSON message per line
-(docs/rpc.md): ` + wrap(strings.Join(methods.Names(), ", ")+".", 76, len("(docs/rpc.md): ")) + `
+(docs/rpc.md): ` + strings.Join(methods.Names(), ", ") + `.
 
 Only the daemon's own user (or root) is served, checked with SO_PEERCRED,
 and only after daemon.hello with the token the daemon writes to its data
@@ -38,25 +38,4 @@ func (c *DaemonCmd) Run(e *env) error {
 	defer stop()
 	return daemon.Serve(ctx, daemon.Config{Socket: c.Socket, NoKeychain: c.NoKeychain, NoKernelFloor: c.NoKernelFloor,
 		Getenv: e.getenv, Stderr: e.stderr, Version: Version})
-}
-
-// wrap breaks s into lines of at most width characters, its first line
-// first characters shorter (it follows text on its line).
-func wrap(s string, width, first int) string {
-	var b strings.Builder
-	n := first
-	for i, w := range strings.Fields(s) {
-		if i > 0 {
-			if n+1+len(w) > width {
-				b.WriteString("\n")
-				n = 0
-			} else {
-				b.WriteString(" ")
-				n++
-			}
-		}
-		b.WriteString(w)
-		n += len(w)
-	}
-	return b.String()
 }
