@@ -62,7 +62,11 @@
 // about every thousand calls, in long primitive loops and before large
 // objects are made, and a reading above the bound is confirmed after a
 // garbage collection, so only what the evaluation keeps counts. Both
-// aborts name the position of the innermost call. SetMaxDepth caps nested non-tail calls
+// aborts name the position of the innermost call. CallBounded gives one
+// call (a host's, from inside a primitive) step and memory budgets of its
+// own besides the evaluation's: running out ends that call only, with an
+// error the caller can catch, and what it used counts against the
+// evaluation's budgets too. SetMaxDepth caps nested non-tail calls
 // (DefaultMaxDepth = 10000; unwinding a Go panic costs time in proportion
 // to the stack depth, so deeper caps make errors in deep recursions slow)
 // with a catchable error "call depth exceeded";

@@ -26,6 +26,7 @@ type Error struct {
 	Err error
 
 	incomplete bool
+	bound      *bound // the CallBounded's bound that ran out (CallBounded)
 }
 
 // Frame is one entry of a Scheme stack trace: the procedure called and the
@@ -77,11 +78,11 @@ func (e *Error) Trace() string {
 }
 
 // ErrStepLimit is the cause (errors.Is) of the error returned when the step
-// budget set with SetStepLimit runs out.
+// budget set with SetStepLimit, or a CallBounded's, runs out.
 var ErrStepLimit = errors.New("scheme: step limit exceeded")
 
 // ErrMemoryLimit is the cause (errors.Is) of the error returned when the
-// heap grows past the bound set with SetMemoryLimit.
+// heap grows past the bound set with SetMemoryLimit, or a CallBounded's.
 var ErrMemoryLimit = errors.New("scheme: memory limit exceeded")
 
 // ExitError is the cause of the error returned when a script calls (exit).

@@ -107,7 +107,13 @@ type thread struct {
 	stepLimit int64
 	steps     int64
 	memLimit  int64 // bytes the heap may grow by; 0 = no bound
-	memBase   uint64
+	memBase   memFrom
+	bounds    []*bound // CallBounded's, innermost last
+	// stepCap and memCap are where the first budget runs out: the least
+	// of the evaluation's own (stepLimit; memBase+memLimit) and the
+	// bounds' (setCaps); 0 = no budget. poll compares against them only.
+	stepCap   int64
+	memCap    uint64
 	charged   int64 // bytes of large objects asked for since the last look
 	memSample []metrics.Sample
 	cancelled atomic.Bool
@@ -122,10 +128,10 @@ func (th *thread) poll() {
 	if th.cancelled.Load() {
 		th.abortCancelled()
 	}
-	if th.stepLimit > 0 && th.steps > th.stepLimit {
-		th.panicAbort(th.boundErr(fmt.Sprintf("step limit of %d procedure calls exceeded", th.stepLimit), ErrStepLimit))
+	if th.stepCap > 0 && th.steps > th.stepCap {
+		th.stepsOut()
 	}
-	if th.memLimit > 0 {
+	if th.memCap > 0 {
 		th.checkMemory(0)
 	}
 }
@@ -169,6 +175,13 @@ func (th *thread) newFrame(info *lambdaInfo, env *frame) *frame {
 		f.vals = make([]Value, n)
 	}
 	return f
+}
+
+// dropPool empties the pool of frames, so that nothing they held stays
+// reachable.
+func (th *thread) dropPool() {
+	clear(th.pool)
+	th.pool = th.pool[:0]
 }
 
 func (th *thread) release(f *frame) {

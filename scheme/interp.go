@@ -87,10 +87,17 @@ func (in *Interp) Lookup(name string) (Value, bool) {
 // Register binds a Go primitive in the global environment under its name.
 func (in *Interp) Register(p *Primitive) { in.Define(p.Name, p) }
 
-// SetStepLimit sets a budget of procedure calls for each later Eval, Load
-// or Call (counted in batches of about a thousand calls); 0 removes it.
-// Running out ends evaluation with an error wrapping ErrStepLimit.
-func (in *Interp) SetStepLimit(n int64) { in.th.stepLimit = n }
+// SetStepLimit sets a budget of procedure calls for each later outer Eval,
+// Load or Call (counted in batches of about a thousand calls); 0 removes
+// it. Running out ends evaluation with an error wrapping ErrStepLimit.
+// CallBounded gives a nested call a budget of its own besides.
+func (in *Interp) SetStepLimit(n int64) {
+	if n < 0 {
+		n = 0
+	}
+	in.th.stepLimit = n
+	in.th.setCaps()
+}
 
 // SetMaxDepth sets the cap on nested non-tail calls (DefaultMaxDepth by
 // default). Exceeding it raises a Scheme error instead of overflowing the
@@ -134,8 +141,9 @@ func (in *Interp) run(ctx context.Context, f func(th *thread) Value) (v Value, e
 	if outer {
 		th.steps = 0
 		th.tick = tickInterval
+		th.bounds = th.bounds[:0]
 		th.cancelled.Store(false)
-		th.memStart()
+		th.memStart() // and setCaps
 	}
 	th.active++
 	if ctx != nil {
@@ -153,6 +161,12 @@ func (in *Interp) run(ctx context.Context, f func(th *thread) Value) (v Value, e
 	defer func() {
 		th.active--
 		if r := recover(); r != nil {
+			if _, ok := r.(*abortSig); ok {
+				// The frames a normal return left in the pool hold the
+				// values they had; after an abort (a bound that ran out
+				// while data was being built) they must not keep it.
+				th.dropPool()
+			}
 			th.restore(st)
 			th.aborting = false // stopped here; re-raised if returned from a primitive
 			th.unwinding, th.escapeK = unwindNone, nil

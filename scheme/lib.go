@@ -136,7 +136,7 @@ func (in *Interp) checkCancel() {
 		if th.cancelled.Load() {
 			th.abortCancelled()
 		}
-		if th.memLimit > 0 {
+		if th.memCap > 0 {
 			th.checkMemory(0)
 		}
 	}

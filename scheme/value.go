@@ -155,7 +155,7 @@ func NewPrimitive(name string, minArgs, maxArgs int, doc string, fn func(in *Int
 // ErrorObject is a Scheme condition: what (error msg irritant ...) raises, and
 // what Go errors from primitives become when Scheme code catches them.
 // Kind is "" for a plain error, "file" for file errors, "read" for read
-// errors, "assert" for a failed assert.
+// errors, "assert" for a failed assert, "limit" for a CallBounded's bound.
 type ErrorObject struct {
 	Message   string
 	Irritants []Value
