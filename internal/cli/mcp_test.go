@@ -106,7 +106,7 @@ init_timeout = "3s"
 	var opts session.Options
 	launch.ConfigOptions(&opts, cfg, nil, false, false)
 	if !reflect.DeepEqual(opts.MCP, want) {
-		t.Errorf("configOptions did not set MCP: %+v", opts.MCP)
+		t.Errorf("ConfigOptions did not set MCP: %+v", opts.MCP)
 	}
 	// The value ${HOME} took is redacted as a key is.
 	if !reflect.DeepEqual(opts.Secrets, []string{home}) {
