@@ -43,7 +43,7 @@ c = socket.create_connection(s.getsockname()); c.sendall(b'own-'); print(c.recv(
 // not, and the command's result says why in nodwyn's note; a command's
 // own server on the session's loopback works, without a note; a direct
 // connection to another host gets the note; a command without network
-// gets none.
+// gets none, nor does one the proxy refused (its 403 says so).
 func TestEgressLocalService(t *testing.T) {
 	for _, p := range []string{"curl", "python3"} {
 		if _, err := exec.LookPath(p); err != nil {
@@ -65,6 +65,7 @@ func TestEgressLocalService(t *testing.T) {
 		ownServer,
 		pyConnectLine("10.1.2.3", "80")+" || echo direct-refused",
 		"echo no-network-here",
+		"curl -sS http://refused.test/x",
 	)
 	r := runSession(t, opts, modelCalls(cmds...))
 	needNetNS(t, r)
@@ -87,6 +88,7 @@ func TestEgressLocalService(t *testing.T) {
 		{want: "OWN-SERVER"},
 		{want: "direct-refused", noted: true},
 		{want: "no-network-here"},
+		{want: "nodwyn refused the connection to refused.test:80"}, // the proxy's 403 says it already
 	} {
 		o := out(i)
 		if !strings.Contains(o, c.want) || c.unwant != "" && strings.Contains(o, c.unwant) {
@@ -106,9 +108,10 @@ func TestEgressLocalService(t *testing.T) {
 		t.Errorf("the note for another host: %q", o)
 	}
 	conns := r.netConns()
-	if len(conns) != 4 {
+	if len(conns) != 5 || conns[4]["host"] != "refused.test" || conns[4]["allowed"] != false {
 		t.Fatalf("net.conn events %v", conns)
 	}
+	conns = conns[:4]
 	for i, c := range conns {
 		entry := `"127.0.0.1:` + port + `"`
 		if i >= 2 {
@@ -158,5 +161,23 @@ func BenchmarkDirectNote(b *testing.B) {
 		if note := after(); note != "" {
 			b.Fatal(note)
 		}
+	}
+}
+
+// The entries with a port are the local services: localhost's listened on
+// at both of its addresses, each address once; under Landlock's TCP rules
+// the run's notes say a port allow_ports lacks.
+func TestLocalServicesEntries(t *testing.T) {
+	hosts := []string{"example.com", "127.0.0.1:5432", "LOCALHOST:3000", "[::1]:8080", "127.0.0.1:3000", "10.0.0.1:80"}
+	if got, want := strings.Join(localAddrs(hosts), " "), "127.0.0.1:5432 127.0.0.1:3000 [::1]:3000 [::1]:8080"; got != want {
+		t.Errorf("addresses %q, want %q", got, want)
+	}
+	ls := localServices(hosts)
+	if len(ls) != 4 || ls[1].target != "localhost:3000" || ls[2].target != "[::1]:8080" {
+		t.Errorf("services %+v", ls)
+	}
+	notes := localUnreached(hosts, []int{3000, 8080}, "cfg.toml")
+	if len(notes) != 1 || !strings.Contains(notes[0], `"127.0.0.1:5432"`) || !strings.Contains(notes[0], "add 5432 there") || !strings.HasPrefix(notes[0], "cfg.toml: ") {
+		t.Errorf("notes %q", notes)
 	}
 }
