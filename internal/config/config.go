@@ -18,10 +18,13 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -502,8 +505,18 @@ func (c *Config) layer(path string, data []byte, project bool, getenv func(strin
 			for _, h := range lookup(raw, k).([]any) {
 				h := h.(string)
 				rest, _ := strings.CutPrefix(h, "*.")
+				if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(rest, "["), "]")); err == nil && a.Zone() == "" && rest == h {
+					continue // an address, IPv6's included
+				}
+				if lh, lp, err := net.SplitHostPort(h); err == nil {
+					a, aerr := netip.ParseAddr(lh)
+					if n, err := strconv.Atoi(lp); err == nil && n >= 1 && n <= 65535 &&
+						(strings.EqualFold(lh, "localhost") || aerr == nil && a.Unmap().IsLoopback() && a.Zone() == "") {
+						continue // a service on this machine's loopback, by its port (egress.LocalPort)
+					}
+				}
 				if rest == "" || strings.ContainsAny(rest, "/:*@ \t") {
-					return fail(ks, "%q: each entry is a host name or address, or *.suffix for every name below suffix, without a scheme, port or path, as in allow_hosts = [\"example.com\", \"*.internal.example.com\"]", h)
+					return fail(ks, "%q: each entry is a host name or address, or *.suffix for every name below suffix, without a scheme, port or path, as in allow_hosts = [\"example.com\", \"*.internal.example.com\"]; a port goes only with a service on this machine's loopback, as in \"127.0.0.1:5432\" or \"localhost:3000\"", h)
 				}
 			}
 		}

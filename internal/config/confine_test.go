@@ -57,6 +57,10 @@ func TestConfinementKeysNameTheLineOfABadValue(t *testing.T) {
 		{`allow_hosts = ["https://example.com"]`, "sandbox.allow_hosts"},
 		{`allow_hosts = ["example.com:443"]`, "sandbox.allow_hosts"},
 		{`allow_hosts = ["*."]`, "sandbox.allow_hosts"},
+		{`allow_hosts = ["10.0.0.5:5432"]`, "sandbox.allow_hosts"},
+		{`allow_hosts = ["127.0.0.1:0"]`, "sandbox.allow_hosts"},
+		{`allow_hosts = ["localhost:99999"]`, "sandbox.allow_hosts"},
+		{`allow_hosts = ["[fe80::1%lo]:80"]`, "sandbox.allow_hosts"},
 		{`network = "closed"`, "sandbox.network"},
 		{`namespaces = "no"`, "sandbox.namespaces"},
 	} {
@@ -67,5 +71,20 @@ func TestConfinementKeysNameTheLineOfABadValue(t *testing.T) {
 		if err == nil || !errors.As(err, &ce) || ce.Line != 2 || ce.Key != bad.key {
 			t.Errorf("%s: err = %v, want an error at line 2 naming %s", bad.line, err, bad.key)
 		}
+	}
+}
+
+// A service on this machine's loopback is allowed by its port (the
+// session forwards it into its namespace); addresses, IPv6's included, and
+// names stay as they were.
+func TestAllowHostsTakesALocalServiceByItsPort(t *testing.T) {
+	dirs, folder := setup(t)
+	write(t, filepath.Join(dirs.Config, "config.toml"), "[sandbox]\nallow_hosts = [\"127.0.0.1:5432\", \"localhost:3000\", \"[::1]:8080\", \"::1\", \"192.0.2.7\", \"example.com\"]\n")
+	c, err := Load(dirs, folder, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.Sandbox.AllowHosts, " "); got != "127.0.0.1:5432 localhost:3000 [::1]:8080 ::1 192.0.2.7 example.com" {
+		t.Errorf("allow_hosts = %s", got)
 	}
 }
