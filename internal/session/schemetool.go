@@ -3,8 +3,10 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -27,12 +29,14 @@ import (
 //	      …)))
 //
 // It is offered like a primitive ((tools), the profile's tools setting),
-// described by its own description (lean and full), judged by the guard by
-// its parameters' roles before its procedure runs (schemeToolbox.Check),
-// and its procedure reaches nothing but through call-tool, where each
-// primitive it uses is judged again. It runs inside the run's evaluation: the run's context, deadline
-// and tool-call budget; a Scheme tool calls Scheme tools at most
-// maxSchemeToolDepth deep.
+// described by its own description (lean and full), judged by the session's
+// guard by its parameters' roles before its procedure runs (they join
+// prim's in guard.Options.Tools when the guard is assembled, after the
+// init chain), and its procedure reaches nothing but through call-tool,
+// where each primitive it uses is judged again. It runs inside the run's
+// evaluation: the run's context, deadline and tool-call budget, and bounds
+// of its own per call (schemeToolBounds); a Scheme tool calls Scheme tools
+// at most maxSchemeToolDepth deep.
 
 // maxSchemeToolDepth is how deep Scheme tools may call Scheme tools (a
 // tool calling itself included): the fourth nested one is an error result.
@@ -57,54 +61,14 @@ type schemeParam struct {
 }
 
 // schemeToolbox holds a session's Scheme tools and the calls of theirs
-// that are running. It is also the guard's checker for them: guard.New
-// judges a tool by the roles of its parameters that it was given
-// (guard.Options.Tools, prim's table's), so the toolbox judges a Scheme
-// tool's call with a guard made from the session guard's own options and
-// the Scheme tools' roles besides. As a checker it can only tighten (a
-// project checker's allow means nothing), and the session's guard judges
-// the same call as a tool without roles anyway: the stricter stands.
-//
-// It lives among the session's pending checkers (the guard adds them when
-// it is assembled, after the init chain), where (define-tool …) puts it:
-// define-tool is only allowed while the init chain loads.
+// that are running (Session.schemeTools, made by the first define-tool).
 type schemeToolbox struct {
-	s      *Session
-	tools  []*schemeTool
-	calls  []*schemeCall
-	shadow *guard.Guard // made at the first call it judges
-}
-
-// Name is the checker's name (a decision's checker is the one of the
-// guard's checkers that decided: PathDenylist …).
-func (b *schemeToolbox) Name() string { return "define-tool" }
-
-// Check judges a Scheme tool's call by its parameters' roles; other tools
-// are the guard's.
-func (b *schemeToolbox) Check(ctx context.Context, req guard.Request) guard.Decision {
-	if b.tool(req.Tool) == nil {
-		return guard.Decision{}
-	}
-	if b.s.guard == nil { // not reached: the guard calls its checkers
-		return guard.Decision{Verdict: guard.Refuse, Reason: "the guard is not assembled yet"}
-	}
-	if b.shadow == nil {
-		opts := b.s.guard.Options()
-		opts.Tools = append(guardTools(), b.roles()...)
-		b.shadow = guard.New(opts)
-	}
-	return b.shadow.Check(ctx, req)
+	tools []*schemeTool
+	calls []*schemeCall
 }
 
 // toolbox is the session's Scheme tools, nil when no init.scm defined one.
-func (s *Session) toolbox() *schemeToolbox {
-	for _, c := range s.pendingCheckers {
-		if b, ok := c.(*schemeToolbox); ok {
-			return b
-		}
-	}
-	return nil
-}
+func (s *Session) toolbox() *schemeToolbox { return s.schemeTools }
 
 func (b *schemeToolbox) tool(name string) *schemeTool {
 	if b == nil {
@@ -122,6 +86,9 @@ func (b *schemeToolbox) tool(name string) *schemeTool {
 // them (guard.Options.Tools).
 func (b *schemeToolbox) roles() []guard.ToolParam {
 	var out []guard.ToolParam
+	if b == nil {
+		return nil
+	}
 	for _, t := range b.tools {
 		for _, p := range t.params {
 			if p.role != "" {
@@ -195,8 +162,8 @@ func (s *Session) defineTool(args []scheme.Value) (scheme.Value, error) {
 	}
 	b := s.toolbox()
 	if b == nil {
-		b = &schemeToolbox{s: s}
-		s.pendingCheckers = append(s.pendingCheckers, b)
+		b = &schemeToolbox{}
+		s.schemeTools = b
 	}
 	if i := slices.IndexFunc(b.tools, func(o *schemeTool) bool { return o.name == name }); i >= 0 {
 		b.tools[i] = t // a later init.scm redefines it, as it redefines a procedure
@@ -537,10 +504,23 @@ func jsonKind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// schemeToolBounds are the bounds of each call of a Scheme tool's
+// procedure, counted from the call's start: the init chain's own ([limits]
+// init_steps and init_memory_mb; by default DefaultInitSteps procedure
+// calls and DefaultInitMemory bytes), the bounds of one file of it. A
+// procedure that loops or keeps building data ends there with an error
+// result, not at the run's deadline or out of memory. A Scheme tool that
+// another calls counts against the caller's bounds too.
+func (s *Session) schemeToolBounds() scheme.Bounds {
+	steps, mem := s.opts.initBounds()
+	return scheme.Bounds{Steps: steps, Memory: mem}
+}
+
 // runSchemeTool runs an allowed call of a Scheme tool: its arguments
 // decoded, then its procedure, inside the run's evaluation (the run's
-// context: its deadline, Ctrl-C, the tool-call budget). An error the
-// procedure raises is the call's error result; the run goes on.
+// context: its deadline, Ctrl-C, the tool-call budget) and under
+// schemeToolBounds. An error the procedure raises, or a bound it runs out
+// of, is the call's error result; the run goes on.
 func (s *Session) runSchemeTool(ctx context.Context, t *schemeTool, id string, req guard.Request, d guard.Decision, start time.Time) (scheme.Value, error) {
 	verdict, checker := d.Verdict.String(), d.Checker
 	b := s.toolbox()
@@ -559,22 +539,67 @@ func (s *Session) runSchemeTool(ctx context.Context, t *schemeTool, id string, r
 	call := &schemeCall{name: t.name}
 	b.calls = append(b.calls, call)
 	toolStart := time.Now()
-	v, err := s.interp.Call(ctx, t.proc, args)
+	v, err := s.interp.CallBounded(ctx, s.schemeToolBounds(), t.proc, args)
 	b.calls = b.calls[:len(b.calls)-1]
 	if err != nil && ctx.Err() != nil {
 		s.stopped(ctx, id, t.name, prim.Result{Changed: call.changed}, time.Since(toolStart), start)
 		return nil, ctx.Err()
 	}
+	if outerBound(err) {
+		// The Scheme tool that called this one ran out of its bound in
+		// it: that call ends (its result says why), and this one with it.
+		caller := "the evaluation that called it"
+		if n := len(b.calls); n > 0 {
+			caller = b.calls[n-1].name
+		}
+		s.emitResult(id, t.name, true, -1, fmt.Sprintf("%s: stopped: %s ran out of its bound", t.name, caller), call.changed, start)
+		return nil, err
+	}
 	out, isErr, exit := "", false, 0
 	switch {
 	case err != nil:
-		out, isErr = fmt.Sprintf("%s failed: %s", t.name, userText(err)), true
+		out, isErr = s.schemeToolFailed(t, err), true
 	default:
 		out, isErr, exit = toolValue(v)
 	}
 	out = s.redact(out)
 	s.emitResult(id, t.name, isErr, exit, out, call.changed, start)
 	return resultAlist(out, isErr, verdict, checker, exit), nil
+}
+
+// outerBound reports whether err is the end of an evaluation around a
+// Scheme tool's call by a bound of its own (an abort: no Value), rather
+// than the call's error: a primitive hands it on unchanged.
+func outerBound(err error) bool {
+	var e *scheme.Error
+	return errors.As(err, &e) && e.Value == nil &&
+		(errors.Is(err, scheme.ErrStepLimit) || errors.Is(err, scheme.ErrMemoryLimit))
+}
+
+// schemeToolFailed is the result text of a Scheme tool's call that ended
+// with err: the error, or the bound it ran out of, where, and how to
+// raise it.
+func (s *Session) schemeToolFailed(t *schemeTool, err error) string {
+	step, mem := errors.Is(err, scheme.ErrStepLimit), errors.Is(err, scheme.ErrMemoryLimit)
+	if !step && !mem {
+		return fmt.Sprintf("%s failed: %s", t.name, userText(err))
+	}
+	cfg := "config.toml"
+	if s.opts.Dirs.Config != "" {
+		cfg = filepath.Join(s.opts.Dirs.Config, "config.toml")
+	}
+	where := ""
+	var e *scheme.Error
+	if errors.As(err, &e) && !e.Pos.IsZero() {
+		where = " (it was at " + e.Pos.String() + ")"
+	}
+	bounds := s.schemeToolBounds()
+	if step {
+		return fmt.Sprintf("%s stopped: it made more than %d procedure calls, a Scheme tool's step bound per call%s; the run goes on\n(look for a loop that never ends in its procedure, defined at %s, or raise the bound with [limits] init_steps in %s)",
+			t.name, bounds.Steps, where, t.at, cfg)
+	}
+	return fmt.Sprintf("%s stopped: it kept more than %d MB of data, a Scheme tool's memory bound per call%s; the run goes on\n(look for a loop that keeps building data in its procedure, defined at %s, or raise the bound with [limits] init_memory_mb in %s)",
+		t.name, bounds.Memory>>20, where, t.at, cfg)
 }
 
 // toolValue is what a Scheme tool's procedure returned, as a result: a

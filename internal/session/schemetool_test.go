@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/provider"
+	"github.com/nodwyn/nodwyn/internal/roles"
 )
 
 // countLinesInit defines count-lines as README.md's "Adding tools" does,
@@ -375,6 +377,7 @@ func TestASchemeToolRunsUnderTheRunsBounds(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		opts := baseOpts(t)
 		opts.Timeout = 2 * time.Second
+		opts.InitSteps = 1 << 50 // a step bound per call it never reaches
 		writeInit(t, &opts, `(define-tool "spin" "Never ends." '() (lambda (args) (let loop () (loop))))`)
 		r := runSession(t, opts, "> reply\ncall spin {}\n> reply\ndone\n")
 		if r.out.Status != "deadline" {
@@ -403,4 +406,100 @@ func TestASchemeToolRunsUnderTheRunsBounds(t *testing.T) {
 			t.Errorf("%d tool calls; the budget is 3, read-many's included", n)
 		}
 	})
+}
+
+// Each call of a Scheme tool has bounds of its own, the init chain's
+// ([limits] init_steps, init_memory_mb; here lowered to keep the test
+// short): a procedure that loops forever, one that keeps building a list,
+// and one that calls a tool that loops each end with an error result that
+// names the tool, the bound, where it was and how to raise it, and the
+// run goes on; an ordinary tool's call after them is unaffected.
+func TestARunawaySchemeToolIsAnErrorResult(t *testing.T) {
+	opts := baseOpts(t)
+	opts.InitSteps, opts.InitMemory = 1_000_000, 16<<20
+	writeInit(t, &opts, countLinesInit+`
+(define-tool "spin" "Never ends." '()
+  (lambda (args) (let loop ((i 0)) (loop (+ i 1)))))
+(define-tool "hoard" "Keeps everything." '()
+  (lambda (args) (let loop ((kept '())) (loop (cons (make-vector 100 0) kept)))))
+(define-tool "delegate" "Calls spin." '()
+  (lambda (args) (call-tool "spin" "{}") (let loop () (loop))))
+`)
+	writeFile(t, filepath.Join(opts.Folder, "a.txt"), "one\ntwo\nthree\n")
+	r := runSession(t, opts, `
+> reply
+call spin {}
+> reply
+call hoard {}
+> reply
+call delegate {}
+> reply
+call count-lines {"path": "a.txt"}
+> reply
+done
+`)
+	reqs := r.model.Requests()
+	if r.out.Status != "finished" || len(reqs) != 5 {
+		t.Fatalf("status %q, %d requests: %s", r.out.Status, len(reqs), r.out.Text)
+	}
+	cfg := filepath.Join(opts.Dirs.Config, "config.toml")
+	init := filepath.Join(opts.Folder, ".nodwyn", "init.scm")
+	for k, want := range [][]string{
+		{"spin stopped: it made more than 1000000 procedure calls, a Scheme tool's step bound per call (it was at " + init + ":",
+			"the run goes on", "defined at " + init + ":18:", "raise the bound with [limits] init_steps in " + cfg},
+		{"hoard stopped: it kept more than 16 MB of data, a Scheme tool's memory bound per call",
+			"defined at " + init + ":20:", "raise the bound with [limits] init_memory_mb in " + cfg},
+		{"delegate stopped: it made more than 1000000 procedure calls"},
+	} {
+		res := lastMessage(reqs[k+1])
+		for _, w := range want {
+			if !res.IsError || !strings.Contains(res.Content, w) {
+				t.Errorf("call %d: the model read %q (error %v), want an error with %q", k+1, res.Content, res.IsError, w)
+			}
+		}
+	}
+	if res := lastMessage(reqs[4]); res.IsError || res.Content != "3 lines" {
+		t.Errorf("an ordinary tool after them: %q (error %v)", res.Content, res.IsError)
+	}
+	// spin, called by delegate, ended with delegate's bound: its result
+	// says so, within delegate.
+	var inner []map[string]any
+	for _, d := range r.eventsOf("tool.result") {
+		if d["within"] == "delegate" {
+			inner = append(inner, d)
+		}
+	}
+	if len(inner) != 1 || inner[0]["name"] != "spin" || inner[0]["error"] != true || inner[0]["output"] != "spin: stopped: delegate ran out of its bound" {
+		t.Errorf("the results within delegate: %v", inner)
+	}
+}
+
+// Without [limits], a Scheme tool's call has the init chain's default
+// bounds.
+func TestSchemeToolBoundsDefault(t *testing.T) {
+	s := &Session{}
+	if b := s.schemeToolBounds(); b.Steps != DefaultInitSteps || b.Memory != DefaultInitMemory {
+		t.Errorf("bounds %+v, want %d steps and %d bytes", b, DefaultInitSteps, DefaultInitMemory)
+	}
+}
+
+// The guard judges a Scheme tool by its parameters' roles as it judges a
+// primitive: they are among its Options.Tools, and no checker of the
+// session stands in for them.
+func TestSchemeToolsRolesAreTheGuards(t *testing.T) {
+	opts := baseOpts(t)
+	writeInit(t, &opts, countLinesInit)
+	opts.Model = script(t, "> reply\ndone\n")
+	s, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := guard.ToolParam{Tool: "count-lines", Param: "path", Role: roles.PathRead, Required: true}
+	if tools := s.guard.Options().Tools; !slices.Contains(tools, want) || len(tools) != len(guardTools())+1 {
+		t.Errorf("the guard's tools: %v, want prim's and %v", tools, want)
+	}
+	if len(s.pendingCheckers) != 0 {
+		t.Errorf("checkers besides the guard's own: %v", s.pendingCheckers)
+	}
 }

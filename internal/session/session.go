@@ -205,6 +205,7 @@ type Session struct {
 	turnStart       map[string]string // git status at begin-turn!
 	turnChanged     map[string]bool   // paths the file tools wrote this turn
 	pendingCheckers []guard.Checker
+	schemeTools     *schemeToolbox // define-tool's (schemetool.go)
 	lastSystem      string
 	toolTime        time.Duration // time spent inside the tools (for the overhead benchmark)
 	lock            *store.SessionLock
@@ -443,7 +444,7 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	lean := opts.Profile == "lean" || (opts.Profile == "" && opts.Unattended)
 	gopts.Sandbox, gopts.Unattended, gopts.Lean = opts.Sandbox, opts.Unattended, lean
 	gopts.Secrets = opts.Secrets
-	gopts.Tools = guardTools() // prim's table's roles
+	gopts.Tools = append(guardTools(), s.toolbox().roles()...) // prim's table's roles, then the Scheme tools' (define-tool, in the init chain just loaded)
 	if s.seam == sandbox.ModeWorkingCopy {
 		// Commands run in a copy under the scratch directory: the guard
 		// reads each line from there too (a relative path that climbs out
