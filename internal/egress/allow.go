@@ -230,6 +230,11 @@ var ecosystems = []ecosystem{
 	{"Ruby", []string{"Gemfile", "Gemfile.lock", "*.gemspec"}, []string{"rubygems.org", "index.rubygems.org"}, "RubyGems (Bundler's default source)"},
 }
 
+// Use is an ecosystem a run uses beside its folder's files: Ecosystem is
+// one of ecosystems' names ("npm", "Python", "Go", "Rust", "Maven"),
+// Source says who uses it ("config.toml:3: the MCP server everything").
+type Use struct{ Ecosystem, Source string }
+
 // skipDirs are not searched for ecosystem files: what tools download or
 // build, not what the folder is.
 var skipDirs = map[string]bool{"node_modules": true, "vendor": true, "target": true, "build": true, "dist": true, "testdata": true}
@@ -247,7 +252,12 @@ var skipDirs = map[string]bool{"node_modules": true, "vendor": true, "target": t
 // project (or a command of an earlier session, which may write in the
 // folder) must not choose where commands may send the folder's contents.
 // The lead tells the person, who adds them to allow_hosts.
-func Defaults(ctx context.Context, folder string, env []string) (allow, noted []Rule) {
+//
+// uses are ecosystems the run uses beside the folder's files (a stdio MCP
+// server the person declared that starts with npx fetches it from npm's
+// registry): theirs are allowed as if the folder had a marker, the rule's
+// source saying why.
+func Defaults(ctx context.Context, folder string, env []string, uses ...Use) (allow, noted []Rule) {
 	getenv := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {
 			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
@@ -272,6 +282,11 @@ func Defaults(ctx context.Context, folder string, env []string) (allow, noted []
 			if f, ok := found[m]; ok {
 				marker = f
 				break
+			}
+		}
+		for _, u := range uses {
+			if marker == "" && u.Ecosystem == e.name {
+				marker = u.Source
 			}
 		}
 		if marker == "" {

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,5 +242,19 @@ func TestDefaultsGoSettings(t *testing.T) {
 	// No file of an ecosystem, no git: nothing.
 	if allow, noted := Defaults(t.Context(), t.TempDir(), nil); len(allow)+len(noted) != 0 {
 		t.Errorf("%v %v", allow, noted)
+	}
+}
+
+// An ecosystem the run uses beside its folder (an MCP server started with
+// npx) allows its registry, the rule saying who uses it; an empty folder
+// allows none.
+func TestDefaultsForAnEcosystemTheRunUses(t *testing.T) {
+	folder := t.TempDir()
+	if allow, _ := Defaults(context.Background(), folder, nil); len(allow) != 0 {
+		t.Fatalf("an empty folder allows %v", allow)
+	}
+	allow, _ := Defaults(context.Background(), folder, nil, Use{Ecosystem: "npm", Source: "config.toml:4: the MCP server everything (npx)"})
+	if len(allow) != 1 || allow[0].Pattern != "registry.npmjs.org" || !strings.HasPrefix(allow[0].Source, "config.toml:4: the MCP server everything (npx): ") {
+		t.Errorf("allowed %+v", allow)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -53,7 +54,7 @@ func (s *Session) startEgress(ctx context.Context, opts Options, ns *sandbox.Ses
 		return &egressStart{open: fmt.Sprintf("this kernel's Landlock (ABI %d) has no TCP rules, which came with ABI %d (Linux 6.7)", floor.ABI(), sandbox.NetABI)}, nil
 	}
 	allow := &egress.Allowlist{}
-	defaults, noted := egress.Defaults(ctx, opts.Folder, os.Environ())
+	defaults, noted := egress.Defaults(ctx, opts.Folder, os.Environ(), mcpUses(opts.MCP)...)
 	if err := allow.Add(defaults...); err != nil {
 		return nil, err
 	}
@@ -194,4 +195,22 @@ func (s *Session) confinement() map[string]any {
 		}
 	}
 	return map[string]any{"reads": reads, "writes": writes, "processes": s.processesLine(), "network": s.networkLine()}
+}
+
+// mcpUses are the registries the run's stdio MCP servers fetch from, by
+// the program each starts (mcpEcosystems): an npx server's first start
+// downloads it from npm's registry.
+func mcpUses(servers []MCPServer) []egress.Use {
+	names := map[string]string{"npm": "npm", "go": "Go", "cargo": "Rust", "pip": "Python", "maven": "Maven"}
+	var uses []egress.Use
+	for _, s := range servers {
+		for _, e := range mcpEcosystems([]MCPServer{s}) {
+			from := s.Origin
+			if from == "" {
+				from = "[mcp.servers." + s.Name + "]"
+			}
+			uses = append(uses, egress.Use{Ecosystem: names[e], Source: from + ": the MCP server " + s.Name + " (" + filepath.Base(s.Command) + ")"})
+		}
+	}
+	return uses
 }
