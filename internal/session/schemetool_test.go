@@ -12,6 +12,7 @@ import (
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/internal/roles"
+	"github.com/nodwyn/nodwyn/scheme"
 )
 
 // countLinesInit defines count-lines as README.md's "Adding tools" does,
@@ -501,5 +502,36 @@ func TestSchemeToolsRolesAreTheGuards(t *testing.T) {
 	}
 	if len(s.pendingCheckers) != 0 {
 		t.Errorf("checkers besides the guard's own: %v", s.pendingCheckers)
+	}
+}
+
+// BenchmarkSchemeToolCall is one call of a Scheme tool that does nothing,
+// through callTool (the guard, the events, its bounded procedure): what the
+// bounds add to it is BenchmarkNestedCallBounded* against
+// BenchmarkNestedCall in scheme/.
+func BenchmarkSchemeToolCall(b *testing.B) {
+	folder, dirs, st := benchEnv(b)
+	opts := Options{Folder: folder, Instruction: "bench", Dirs: dirs, Store: st, Unattended: true,
+		ProjectScheme: map[string][]byte{"init.scm": []byte(`(define-tool "noop" "Does nothing." '() (lambda (args) "done"))`)}}
+	model, err := provider.ParseScript("bench", []byte("> reply\ndone\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts.Model = model
+	s, err := New(context.Background(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	args := scheme.NewString("{}")
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := s.callTool("noop", args)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out, isErr, _ := toolValue(v); out != "done" || isErr {
+			b.Fatalf("noop: %q (error %v)", out, isErr)
+		}
 	}
 }
