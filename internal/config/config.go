@@ -18,6 +18,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -114,8 +115,10 @@ type Loop struct {
 type Limits struct {
 	MaxToolCalls int      `toml:"max_tool_calls"`
 	Timeout      Duration `toml:"timeout"` // wall clock, "30m"; loading the init chain counts
-	// The init chain's own bounds (0 = the defaults, 50 million procedure
-	// calls per file and 256 MB): an init.scm that loops stops with an error.
+	// The init chain's own bounds, and each Scheme tool call's (0 = the
+	// defaults, DefaultInitSteps procedure calls per file or call and
+	// DefaultInitMemoryMB): an init.scm or a tool that loops stops with an
+	// error. A project's [limits] may only lower the person's (LoadWith).
 	InitSteps    int `toml:"init_steps"`
 	InitMemoryMB int `toml:"init_memory_mb"`
 }
@@ -323,6 +326,10 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 	if folder != "" && project != nil {
 		p := ProjectConfig(folder)
 		userMode, userOrigin := c.Sandbox.Mode, c.Origin["sandbox.mode"]
+		userLimits, limitOrigins := c.Limits, map[string]string{}
+		for _, k := range limitKeys {
+			limitOrigins[k.key] = c.Origin[k.key]
+		}
 		userSocket, userSocketOrigin := c.Daemon.Socket, c.Origin["daemon.socket"]
 		// The keys only the person's own config.toml sets: what a
 		// project's file says of them is noted and not taken.
@@ -359,6 +366,19 @@ func LoadWith(dirs Dirs, folder string, project []byte, getenv func(string) stri
 				k.restore()
 				c.Origin[k.key] = was
 				if was == "" {
+					delete(c.Origin, k.key)
+				}
+			}
+		}
+		// A project's [limits] may only lower the person's (or the
+		// defaults): a budget is never loosened by a project's file.
+		for _, k := range limitKeys {
+			proj, user := k.get(&c.Limits), k.get(&userLimits)
+			if o := c.Origin[k.key]; o != limitOrigins[k.key] && limitValue(proj, k.def) > limitValue(user, k.def) {
+				c.Notes = append(c.Notes, fmt.Sprintf("%s sets [limits] %s = %s; not taken: a project's config may only lower a limit, and yours is %s", o, strings.TrimPrefix(k.key, "limits."), k.show(proj), k.show(user)))
+				k.set(&c.Limits, user)
+				c.Origin[k.key] = limitOrigins[k.key]
+				if limitOrigins[k.key] == "" {
 					delete(c.Origin, k.key)
 				}
 			}
@@ -916,6 +936,53 @@ func credentialsFileKey(dirs Dirs, provider string) (string, error) {
 		return "", &Error{File: path, Line: lines.find(k), Key: k, Msg: "want a string"}
 	}
 	return strings.TrimSpace(s), nil
+}
+
+// DefaultInitSteps and DefaultInitMemoryMB are the bounds [limits]
+// init_steps and init_memory_mb default to: procedure calls per init file
+// and per Scheme tool call (a few seconds), and heap growth.
+const (
+	DefaultInitSteps    = 50_000_000
+	DefaultInitMemoryMB = 256
+)
+
+// limitKeys are [limits]' keys, each with what "unset" (0) means: def, or
+// no limit when def is 0.
+var limitKeys = []struct {
+	key  string
+	def  int64
+	get  func(*Limits) int64
+	set  func(*Limits, int64)
+	show func(int64) string
+}{
+	{"limits.max_tool_calls", 0, func(l *Limits) int64 { return int64(l.MaxToolCalls) }, func(l *Limits, v int64) { l.MaxToolCalls = int(v) }, showCount},
+	{"limits.timeout", 0, func(l *Limits) int64 { return int64(l.Timeout) }, func(l *Limits, v int64) { l.Timeout = Duration(v) }, func(v int64) string {
+		if v <= 0 {
+			return "none"
+		}
+		return Duration(v).String()
+	}},
+	{"limits.init_steps", DefaultInitSteps, func(l *Limits) int64 { return int64(l.InitSteps) }, func(l *Limits, v int64) { l.InitSteps = int(v) }, showCount},
+	{"limits.init_memory_mb", DefaultInitMemoryMB, func(l *Limits) int64 { return int64(l.InitMemoryMB) }, func(l *Limits, v int64) { l.InitMemoryMB = int(v) }, showCount},
+}
+
+func showCount(v int64) string {
+	if v <= 0 {
+		return "unset"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// limitValue is the limit v (0: unset) stands for: def when unset, and
+// no limit at all (the largest value) when def is 0 too.
+func limitValue(v, def int64) int64 {
+	if v <= 0 {
+		v = def
+	}
+	if v <= 0 {
+		return math.MaxInt64
+	}
+	return v
 }
 
 // keep remembers what *p holds now and returns what puts it back.

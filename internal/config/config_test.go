@@ -92,7 +92,7 @@ model = "gpt-project"
 [loop]
 profile = "mine"
 [limits]
-max_tool_calls = 0
+max_tool_calls = 10
 `)
 	c, err := Load(dirs, folder, env(nil))
 	if err != nil {
@@ -101,7 +101,7 @@ max_tool_calls = 0
 	want := File{
 		Provider: Provider{Name: "openai", Model: "gpt-project", BaseURL: "http://user.example/v1"},
 		Loop:     Loop{Profile: "mine"},
-		Limits:   Limits{MaxToolCalls: 0, Timeout: Duration(30 * time.Minute)},
+		Limits:   Limits{MaxToolCalls: 10, Timeout: Duration(30 * time.Minute)}, // a project's may lower a limit (limits_test.go)
 	}
 	if !reflect.DeepEqual(c.File, want) {
 		t.Errorf("layered =\n %+v\nwant\n %+v", c.File, want)
