@@ -45,6 +45,10 @@ var allowedImports = map[string][]string{
 	// The tools run programs through the seam and read paths as the guard's
 	// analysis does (fsview).
 	"internal/prim": {mod + "/internal/sandbox", mod + "/internal/fsview", mod + "/internal/roles", "golang.org/x/sys/*"},
+	// The types of a run's events (docs/events.md), which the session writes
+	// and the display, the trajectory, the daemon and 'nodwyn log' read: a
+	// leaf.
+	"internal/event": {},
 	// The one vocabulary of tool parameters' roles, which prim's table,
 	// define-tool and the guard share: a leaf.
 	"internal/roles": {},
@@ -61,7 +65,8 @@ var allowedImports = map[string][]string{
 	// The session joins the interpreter and the domain packages; it is the
 	// only package that imports scheme (see TestOnlySessionImportsScheme).
 	"internal/session": {mod, mod + "/scheme", mod + "/internal/config", mod + "/internal/fsview", mod + "/internal/guard", mod + "/internal/journal",
-		mod + "/internal/prim", mod + "/internal/provider", mod + "/internal/sandbox", mod + "/internal/store", mod + "/internal/egress", mod + "/internal/roles", mod + "/internal/mcp"},
+		mod + "/internal/prim", mod + "/internal/provider", mod + "/internal/sandbox", mod + "/internal/store", mod + "/internal/egress", mod + "/internal/roles", mod + "/internal/mcp",
+		mod + "/internal/event"},
 	// The run, whoever asked for it (nodwyn run, the console, the daemon):
 	// its Spec, and the one path from it to a session. No kong, no rpc: the
 	// command line and the daemon's wire are its callers'.

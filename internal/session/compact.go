@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/scheme"
 )
@@ -86,9 +87,7 @@ func (s *Session) modelAsk(system, text string, options scheme.Value) (scheme.Va
 	}
 	s.usage = s.usage.Add(reply.Usage)
 	s.requests++
-	s.emit("model.aside", s.usageData(reply.Usage, map[string]any{
-		"chars": len(text), "text": s.redact(reply.Text), "ms": time.Since(start).Milliseconds(),
-	}))
+	s.emit(event.ModelAside{Chars: len(text), Text: s.redact(reply.Text), Usage: s.usageOf(reply.Usage), MS: time.Since(start).Milliseconds()})
 	return scheme.NewString(reply.Text), nil
 }
 
@@ -162,7 +161,7 @@ func (s *Session) replaceMessages(from, to int, summary string) (scheme.Value, e
 	s.messages = msgs
 	s.lastPrompt = 0 // the report no longer describes what will be sent
 	after := s.contextTokens()
-	s.emit("compaction", map[string]any{"from": from, "to": to, "messages": removed, "tokens_before": before, "tokens_after": after})
+	s.emit(event.Compaction{From: from, To: to, Messages: removed, TokensBefore: before, TokensAfter: after})
 	s.Note(fmt.Sprintf("compaction: messages %d–%d (%d) replaced by a summary; about %d tokens before, %d after", from, to-1, removed, before, after))
 	s.saveState("running", s.profileName())
 	return scheme.List(scheme.Cons(scheme.Symbol("before"), before), scheme.Cons(scheme.Symbol("after"), after)), nil

@@ -58,15 +58,7 @@ func (s *Session) Continue(ctx context.Context, text string) Outcome {
 		if s.opts.ResumeID == "" {
 			s.opts.Instruction = text // (instruction), run.start and the saved state's task
 		}
-		s.emit("run.start", map[string]any{
-			"session": s.ID, "folder": s.opts.Folder, "profile": profile,
-			"sandbox": s.opts.Sandbox, "unattended": s.opts.Unattended, "yolo": s.opts.Yolo,
-			"model": s.opts.ModelName, "resumed": s.opts.ResumeID != "", "scratch": s.scratch,
-			"instruction":  s.redact(text),
-			"exec":         s.tools.Sandbox().Capabilities().String(),
-			"kernel_floor": s.floorLine,
-			"confinement":  s.confinement(),
-		})
+		s.emit(s.runStart(profile, text))
 		for _, n := range s.seamNotes {
 			s.Note(n)
 		}
@@ -218,10 +210,7 @@ func (s *Session) closeInterrupted(ctx context.Context) {
 				scheme.NewString(tc.Name), scheme.NewString(seconds(ran)))
 		}
 		if logged { // the log has its call: it gets its result too
-			s.emit("tool.result", map[string]any{
-				"id": tc.ID, "name": tc.Name, "error": true, "exit": -1, "output": text,
-				"changed": []string{}, "ms": ran.Milliseconds(), "stopped": stopped,
-			})
+			s.emit(s.toolResult(tc.ID, tc.Name, true, -1, text, nil, ran.Milliseconds(), stopped))
 		}
 		m = append(m, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: text, IsError: true})
 	}
@@ -244,10 +233,7 @@ func (s *Session) End(last Outcome) Outcome {
 		return last
 	}
 	// As Run's run.end (TestConsoleEventsAreARunsEvents holds them equal).
-	s.emit("run.end", s.usageData(s.usage, map[string]any{
-		"status": last.Status, "text": s.redact(last.Text), "tool_call_count": s.toolCalls,
-		"requests": s.requests, "elapsed_ms": time.Since(s.console.began).Milliseconds(),
-	}))
+	s.emit(s.runEnd(last, s.console.began))
 	s.saveState(last.Status, s.profileName())
 	if s.storeErr != nil {
 		last = s.storageOutcome()

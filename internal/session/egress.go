@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/nodwyn/nodwyn/internal/egress"
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 )
@@ -115,12 +116,8 @@ func (s *Session) startEgress(ctx context.Context, opts Options, ns *sandbox.Ses
 
 // netConn logs one connection through the proxy.
 func (s *Session) netConn(c egress.Conn) {
-	d := map[string]any{"host": c.Host, "port": c.Port, "method": c.Method, "allowed": c.Allowed, "rule": c.Rule,
-		"sent": c.Sent, "received": c.Received, "ms": c.End.Sub(c.Start).Milliseconds()}
-	if c.Err != "" {
-		d["error"] = c.Err
-	}
-	s.emit("net.conn", d)
+	s.emit(event.NetConn{Host: c.Host, Port: c.Port, Method: c.Method, Allowed: c.Allowed, Rule: c.Rule,
+		Sent: c.Sent, Received: c.Received, MS: c.End.Sub(c.Start).Milliseconds(), Error: c.Err})
 }
 
 // networkLine says where commands may connect, in a line for a person.
@@ -181,7 +178,7 @@ func (s *Session) processesLine() string {
 
 // confinement is what the run's first lines and run.start say is confined,
 // one line each: reads, writes, processes, network.
-func (s *Session) confinement() map[string]any {
+func (s *Session) confinement() event.Confinement {
 	reads, writes := "open: the kernel floor is "+s.floorLine, "open: the kernel floor is "+s.floorLine
 	if s.floor != nil {
 		reads = "nodwyn's credential catalogue is denied to every command (Landlock)"
@@ -194,7 +191,7 @@ func (s *Session) confinement() map[string]any {
 			writes = "open (sandbox mode)"
 		}
 	}
-	return map[string]any{"reads": reads, "writes": writes, "processes": s.processesLine(), "network": s.networkLine()}
+	return event.Confinement{Reads: reads, Writes: writes, Processes: s.processesLine(), Network: s.networkLine()}
 }
 
 // mcpUses are the registries the run's stdio MCP servers fetch from, by

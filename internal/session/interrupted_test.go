@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/internal/store"
@@ -109,9 +110,9 @@ func TestACallRunningWhenTheSessionDiedIsToldAsStopped(t *testing.T) {
 	}
 	// What the killed process had logged: the reply, the first call and
 	// its decision, and no more.
-	s.emit("model.reply", map[string]any{"text": "", "tool_calls": []map[string]any{{"id": "c1", "name": "shell-exec"}, {"id": "c2", "name": "shell-exec"}}})
-	s.emit("tool.call", map[string]any{"id": "c1", "name": "shell-exec", "n": 1, "arguments": map[string]any{"command": "sleep 60"}})
-	s.emit("tool.decision", map[string]any{"id": "c1", "name": "shell-exec", "allowed": true, "decision": "allow"})
+	s.emit(event.ModelReply{ToolCalls: []event.ReplyCall{{ID: "c1", Name: "shell-exec"}, {ID: "c2", Name: "shell-exec"}}})
+	s.emit(event.ToolCall{ID: "c1", Name: "shell-exec", N: 1, Arguments: map[string]any{"command": "sleep 60"}})
+	s.emit(event.ToolDecision{ID: "c1", Name: "shell-exec", Allowed: true, Decision: "allow"})
 	s.closeInterrupted(context.Background())
 
 	if len(s.messages) != 4 {

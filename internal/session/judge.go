@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/scheme"
@@ -44,14 +45,10 @@ func (s *Session) judge(ctx context.Context, id string, req guard.Request, d gua
 		shown = s.opts.Provider // the scripted model has no name
 	}
 	start := time.Now()
-	data := map[string]any{"id": id, "name": req.Tool, "model": shown}
 	done := func(answer bool, why string, u provider.Usage) (bool, string) {
 		why = s.redact(capText(strings.TrimSpace(why), judgeReasonMax))
-		data["answer"] = map[bool]string{true: "yes", false: "no"}[answer]
-		data["reason"] = why
-		data["input_tokens"], data["output_tokens"] = u.TotalInput(), u.OutputTokens
-		data["ms"] = time.Since(start).Milliseconds()
-		s.emit("judge", data)
+		s.emit(event.Judge{ID: id, Name: req.Tool, Model: shown, Answer: map[bool]string{true: "yes", false: "no"}[answer], Reason: why,
+			InputTokens: u.TotalInput(), OutputTokens: u.OutputTokens, MS: time.Since(start).Milliseconds()})
 		return answer, why
 	}
 	if s.opts.Model == nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nodwyn/nodwyn/internal/egress"
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/mcp"
 	"github.com/nodwyn/nodwyn/internal/prim"
@@ -180,27 +181,20 @@ func (s *Session) mcpJoin() {
 			return
 		}
 		for _, ss := range m.Servers() {
-			d := map[string]any{"server": ss.Name, "transport": ss.Transport, "state": string(ss.State),
-				"tools": ss.Tools, "ms": ss.Took.Milliseconds(), "origin": st.decls[ss.Name].Origin}
+			d := event.MCPServer{Server: ss.Name, Transport: ss.Transport, State: string(ss.State),
+				Tools: ss.Tools, MS: ss.Took.Milliseconds(), Origin: st.decls[ss.Name].Origin, Implementation: ss.Server}
 			if ss.Err != nil {
-				d["error"] = s.redact(ss.Err.Error())
-			}
-			if ss.Server != "" {
-				d["implementation"] = ss.Server
+				d.Error = s.redact(ss.Err.Error())
 			}
 			if ss.Stderr != "" && ss.State != mcp.StateReady {
-				d["stderr"] = s.redact(ss.Stderr)
+				d.Stderr = s.redact(ss.Stderr)
 			}
-			var notes []string
 			for _, t := range m.Tools(ss.Name) {
 				if t.Note != "" {
-					notes = append(notes, t.Note)
+					d.Names = append(d.Names, t.Note)
 				}
 			}
-			if len(notes) > 0 {
-				d["names"] = notes
-			}
-			s.emit("mcp.server", d)
+			s.emit(d)
 		}
 	})
 }

@@ -646,16 +646,6 @@ func (s *Session) inSchemeTool() bool {
 	return b != nil && len(b.calls) > 0
 }
 
-// within marks an event of a call a Scheme tool's procedure made with
-// that tool's name (docs/events.md: within); a call the model or the
-// loop made has none.
-func (s *Session) within(data map[string]any) map[string]any {
-	if b := s.toolbox(); b != nil && len(b.calls) > 0 {
-		data["within"] = b.calls[len(b.calls)-1].name
-	}
-	return data
-}
-
 // nestedChanged adds the files a call inside a Scheme tool changed to
 // that tool's call.
 func (s *Session) nestedChanged(paths []string) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/journal"
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
@@ -162,10 +163,8 @@ func capsValue(c sandbox.Caps) scheme.Value {
 // It is evidence only: nothing the session decides reads it.
 func (s *Session) recordValidation(v prim.Validation) (string, error) {
 	cmd, summary := s.redact(v.Command), s.redact(v.Summary)
-	ev := map[string]any{
-		"tool": v.Tool, "check": v.Check, "cmd": cmd, "exit": v.Exit, "summary": summary,
-		"workdir_hash": v.WorkDirHash, "evidence_only": true, "verdict_unchanged": true, "journal_seq": 0,
-	}
+	ev := event.SelfValidation{Tool: v.Tool, Check: v.Check, Cmd: cmd, Exit: v.Exit, Summary: summary,
+		WorkdirHash: v.WorkDirHash, EvidenceOnly: true, VerdictUnchanged: true}
 	var note string
 	var err error
 	if s.journal == nil {
@@ -181,13 +180,13 @@ func (s *Session) recordValidation(v prim.Validation) (string, error) {
 			"evidence_only": true, "verdict_unchanged": true,
 		})
 		if err == nil {
-			ev["journal_seq"] = e.Seq
+			ev.JournalSeq = e.Seq
 			note = fmt.Sprintf("journal entry %d", e.Seq)
 		}
 	}
 	if err != nil {
-		ev["journal_error"] = err.Error()
+		ev.JournalError = err.Error()
 	}
-	s.emit("self_validation", ev)
+	s.emit(ev)
 	return note, err
 }

@@ -27,6 +27,7 @@ import (
 	nodwyn "github.com/nodwyn/nodwyn"
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/egress"
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/journal"
 	"github.com/nodwyn/nodwyn/internal/prim"
@@ -886,15 +887,7 @@ func (s *Session) Run(ctx context.Context) Outcome {
 	s.asking.setTurn(ctx) // the proxy's questions are asked while it runs
 
 	profile := s.profileName()
-	s.emit("run.start", map[string]any{
-		"session": s.ID, "folder": s.opts.Folder, "profile": profile,
-		"sandbox": s.opts.Sandbox, "unattended": s.opts.Unattended, "yolo": s.opts.Yolo,
-		"model": s.opts.ModelName, "resumed": s.opts.ResumeID != "", "scratch": s.scratch,
-		"instruction":  s.redact(s.opts.Instruction),
-		"exec":         s.tools.Sandbox().Capabilities().String(),
-		"kernel_floor": s.floorLine,
-		"confinement":  s.confinement(),
-	})
+	s.emit(s.runStart(profile, s.opts.Instruction))
 	for _, n := range s.seamNotes {
 		s.Note(n)
 	}
@@ -914,10 +907,7 @@ func (s *Session) Run(ctx context.Context) Outcome {
 		_, err = s.interp.CallByName(ctx, "run-session", scheme.NewString(instruction))
 	}
 	out := s.outcomeOf(ctx, err)
-	s.emit("run.end", s.usageData(s.usage, map[string]any{
-		"status": out.Status, "text": s.redact(out.Text), "tool_call_count": s.toolCalls,
-		"requests": s.requests, "elapsed_ms": time.Since(s.started).Milliseconds(),
-	}))
+	s.emit(s.runEnd(out, s.started))
 	s.saveState(out.Status, profile)
 	if s.storeErr != nil {
 		out = s.storageOutcome() // StorageFailed: the id to resume
@@ -955,14 +945,14 @@ func (s *Session) outcomeOf(ctx context.Context, err error) Outcome {
 		return Outcome{Status: "failed", Text: fmt.Sprintf("the loop called (exit %d)", exit.Code), Err: err}
 	}
 	text := userText(err)
-	s.emit("error", map[string]any{"text": s.redact(text)})
+	s.emit(event.Error{Text: s.redact(text)})
 	return Outcome{Status: "failed", Text: text, Err: err}
 }
 
 // Note writes a note to the session's log and event stream (as (log-note …)
 // does), redacted.
 func (s *Session) Note(text string) {
-	s.emit("note", map[string]any{"text": s.redact(text)})
+	s.emit(event.Note{Text: s.redact(text)})
 }
 
 // Interrupt stops the run (as SIGINT does).
@@ -1015,12 +1005,12 @@ func (s *Session) cleanupScratch() {
 }
 
 // emit writes an event to the log and every sink.
-func (s *Session) emit(typ string, data map[string]any) {
+func (s *Session) emit(d event.Data) {
 	// One at a time: the loop's, and the egress proxy's net.conn from its
 	// connections' goroutines.
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	ev := store.Event{Type: typ, Time: time.Now(), Data: data}
+	ev := store.Event{Type: d.Type(), Time: time.Now(), Data: event.Map(d)}
 	if !s.emitted { // docs/events.md
 		ev.Schema, s.emitted = store.EventSchema, true
 	}

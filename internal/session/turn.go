@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/prim"
 	"github.com/nodwyn/nodwyn/internal/provider"
@@ -21,7 +22,7 @@ import (
 
 func (s *Session) addUser(text string) {
 	s.messages = append(s.messages, provider.Message{Role: provider.RoleUser, Content: text})
-	s.emit("message", map[string]any{"role": "user", "text": s.redact(text)})
+	s.emit(event.Message{Role: "user", Text: s.redact(text)})
 }
 
 func (s *Session) addToolResult(id, name, text string, isErr bool) {
@@ -107,14 +108,13 @@ func (s *Session) modelTurn(system, toolList scheme.Value, options scheme.Value)
 	}
 	req.Messages = append([]provider.Message(nil), s.messages...)
 
-	reqData := map[string]any{"messages": len(req.Messages), "tools": len(req.Tools)}
+	sent := event.ModelRequest{Messages: len(req.Messages), Tools: len(req.Tools)}
 	if req.System != s.lastSystem { // the log keeps what was sent, once
-		reqData["system"] = req.System
-		names := make([]string, len(req.Tools))
+		sent.System = req.System
+		sent.ToolNames = make([]string, len(req.Tools))
 		for i, t := range req.Tools {
-			names[i] = t.Name
+			sent.ToolNames[i] = t.Name
 		}
-		reqData["tool_names"] = names
 		s.lastSystem = req.System
 	}
 	// What is sent is on disk first: a run killed during this request
@@ -122,24 +122,24 @@ func (s *Session) modelTurn(system, toolList scheme.Value, options scheme.Value)
 	if s.savedMessages != len(s.messages) {
 		s.saveState("running", s.profileName())
 	}
-	s.emit("model.request", reqData)
+	s.emit(sent)
 	guard.Warm() // while the model thinks, not while the session starts
 	start := time.Now()
 	s.msgsAtRequest = len(s.messages)
 	reply, err := s.opts.Model.Stream(ctx, req, func(d provider.Delta) {
 		if d.ToolName != "" {
-			s.emit("model.delta", map[string]any{"tool": d.ToolName})
+			s.emit(event.ModelDelta{Tool: d.ToolName})
 		}
 	})
 	if err != nil && ctx.Err() == nil && contextOverflow(err) && s.compactOnOverflow(ctx, err) {
 		// The provider said the conversation is over its window and the
 		// profile's policy compacted it: the same request once more.
 		req.Messages = append([]provider.Message(nil), s.messages...)
-		s.emit("model.request", map[string]any{"messages": len(req.Messages), "tools": len(req.Tools), "retry": "context overflow"})
+		s.emit(event.ModelRequest{Messages: len(req.Messages), Tools: len(req.Tools), Retry: "context overflow"})
 		s.msgsAtRequest = len(s.messages)
 		reply, err = s.opts.Model.Stream(ctx, req, func(d provider.Delta) {
 			if d.ToolName != "" {
-				s.emit("model.delta", map[string]any{"tool": d.ToolName})
+				s.emit(event.ModelDelta{Tool: d.ToolName})
 			}
 		})
 	}
@@ -162,7 +162,7 @@ func (s *Session) modelTurn(system, toolList scheme.Value, options scheme.Value)
 	s.messages = append(s.messages, reply.Message()) // with its reasoning items, which the provider must see again
 
 	calls := make([]scheme.Value, 0, len(reply.ToolCalls))
-	logged := make([]map[string]any, 0, len(reply.ToolCalls))
+	logged := make([]event.ReplyCall, 0, len(reply.ToolCalls))
 	for _, tc := range reply.ToolCalls {
 		calls = append(calls, scheme.List(
 			scheme.Cons(scheme.Symbol("id"), scheme.NewString(tc.ID)),
@@ -172,10 +172,8 @@ func (s *Session) modelTurn(system, toolList scheme.Value, options scheme.Value)
 		logged = append(logged, s.loggedCall(tc))
 	}
 	s.pendingCalls = slices.Clone(reply.ToolCalls)
-	s.emit("model.reply", s.usageData(reply.Usage, map[string]any{
-		"text": s.redact(reply.Text), "tool_calls": logged, "stop_reason": reply.StopReason,
-		"ms": time.Since(start).Milliseconds(),
-	}))
+	s.emit(event.ModelReply{Text: s.redact(reply.Text), ToolCalls: logged, StopReason: reply.StopReason,
+		Usage: s.usageOf(reply.Usage), MS: time.Since(start).Milliseconds()})
 	s.saveState("running", s.profileName())
 	return scheme.List(
 		scheme.Cons(scheme.Symbol("text"), scheme.NewString(reply.Text)),
@@ -278,11 +276,11 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 	if !s.inSchemeTool() { // a Scheme tool's own calls are not the model's
 		id = s.takeCall(name, args)
 	}
-	callData := s.within(map[string]any{"id": id, "name": name, "n": s.toolCalls})
+	called := event.ToolCall{ID: id, Name: name, N: s.toolCalls, Within: s.withinTool()}
 	if err != nil {
-		callData["arguments"] = map[string]any{}
-		callData["raw_arguments"] = s.redact(scheme.DisplayString(args))
-		s.emit("tool.call", callData)
+		called.Arguments = map[string]any{}
+		called.RawArguments = s.redact(scheme.DisplayString(args))
+		s.emit(called)
 		msg := err.Error()
 		if je := (*jsonArgsError)(nil); errors.As(err, &je) {
 			msg = s.say(ctx, "bad-arguments-message", msg, scheme.NewString(name), scheme.NewString(je.err.Error()))
@@ -298,8 +296,8 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 			req.Args["command"] = c
 		}
 	}
-	callData["arguments"] = redactArgs(s, req.Args)
-	s.emit("tool.call", callData)
+	called.Arguments = redactArgs(s, req.Args)
+	s.emit(called)
 
 	mcpTool, isMCP := s.mcpTool(name)
 	if names := s.toolNames(); !slices.Contains(names, name) && !isMCP {
@@ -316,7 +314,8 @@ func (s *Session) callTool(name string, args scheme.Value) (scheme.Value, error)
 			Reason: "the guard allows this call; in nodwyn scheme a tool runs only when you confirm it (or with --run-tools)"}
 	}
 	allowed, why := s.decide(ctx, id, req, asked)
-	s.emit("tool.decision", s.within(map[string]any{"id": id, "name": name, "decision": d.Verdict.String(), "checker": d.Checker, "reason": d.Reason, "allowed": allowed, "answer": why}))
+	s.emit(event.ToolDecision{ID: id, Name: name, Decision: d.Verdict.String(), Checker: d.Checker, Reason: d.Reason, Allowed: allowed, Answer: why,
+		Within: s.withinTool()})
 	if !allowed {
 		msg := s.refusalText(ctx, asked, why)
 		s.emitResult(id, name, true, -1, msg, nil, start)
@@ -444,17 +443,17 @@ func (s *Session) redactValue(v any) any {
 // loggedCall is a tool call of model.reply: id, name and the arguments as
 // an object; arguments that are not one JSON object are {} there, and
 // raw_arguments has them as the model sent them (docs/events.md).
-func (s *Session) loggedCall(tc provider.ToolCall) map[string]any {
-	c := map[string]any{"id": tc.ID, "name": tc.Name, "arguments": map[string]any{}}
+func (s *Session) loggedCall(tc provider.ToolCall) event.ReplyCall {
+	c := event.ReplyCall{ID: tc.ID, Name: tc.Name, Arguments: map[string]any{}}
 	var args map[string]any
 	raw := strings.TrimSpace(tc.Arguments)
 	if raw == "" {
 		return c
 	}
 	if json.Unmarshal([]byte(raw), &args) == nil && args != nil {
-		c["arguments"] = redactArgs(s, args)
+		c.Arguments = redactArgs(s, args)
 	} else {
-		c["raw_arguments"] = s.redact(tc.Arguments)
+		c.RawArguments = s.redact(tc.Arguments)
 	}
 	return c
 }
@@ -489,13 +488,7 @@ func (s *Session) takeCall(name string, args scheme.Value) string {
 // emitResult emits a call's tool.result; every one has the same fields:
 // exit is -1 for a call that did not run, changed is a list.
 func (s *Session) emitResult(id, name string, isErr bool, exit int, output string, changed []string, start time.Time) {
-	if changed == nil {
-		changed = []string{}
-	}
-	s.emit("tool.result", s.within(map[string]any{
-		"id": id, "name": name, "error": isErr, "exit": exit, "output": output,
-		"changed": changed, "ms": time.Since(start).Milliseconds(),
-	}))
+	s.emit(s.toolResult(id, name, isErr, exit, output, changed, time.Since(start).Milliseconds(), ""))
 }
 
 // schemeChecker is a project checker written in Scheme.
@@ -615,14 +608,7 @@ func (s *Session) stopped(ctx context.Context, id, name string, res prim.Result,
 	if exit == 0 {
 		exit = -1 // it did not end by itself
 	}
-	changed := res.Changed
-	if changed == nil {
-		changed = []string{}
-	}
-	s.emit("tool.result", s.within(map[string]any{
-		"id": id, "name": name, "error": true, "exit": exit, "output": text,
-		"changed": changed, "ms": time.Since(start).Milliseconds(), "stopped": why.code,
-	}))
+	s.emit(s.toolResult(id, name, true, exit, text, res.Changed, time.Since(start).Milliseconds(), why.code))
 	if id != "" && !s.answered(id) {
 		s.addToolResult(id, name, text, true)
 	}

@@ -94,21 +94,6 @@ func (s *Session) cost(u provider.Usage) (float64, bool) {
 		float64(u.CacheWriteTokens)*write + float64(u.OutputTokens)*p.Output) / 1e6, true
 }
 
-// usageData is a usage's fields as events carry them: input_tokens is the
-// whole input (cache reads and writes included), cached_tokens the part
-// read from the cache; cost_usd only when prices are known.
-func (s *Session) usageData(u provider.Usage, into map[string]any) map[string]any {
-	into["input_tokens"] = u.TotalInput()
-	into["cached_tokens"] = u.CacheReadTokens
-	into["cache_write_tokens"] = u.CacheWriteTokens
-	into["output_tokens"] = u.OutputTokens
-	into["reasoning_tokens"] = u.ReasoningTokens
-	if c, ok := s.cost(u); ok {
-		into["cost_usd"] = c
-	}
-	return into
-}
-
 // Usage is the run's token usage so far, all its requests together (the
 // judge's and the summaries' included).
 func (s *Session) Usage() provider.Usage { return s.usage }
