@@ -54,8 +54,9 @@ func BenchmarkSessionNamespaces(b *testing.B) {
 		return h
 	}
 	on, off := home("on", ""), home("off", "[sandbox]\nnamespaces = \"off\"\n")
-	run := func(h string) (startup, whole time.Duration) {
-		cmd := exec.Command(bin, "run", "--provider", "openai", "--model", "m", "--unattended", "-q", "-C", folder, "run true twenty times")
+	run := func(h string, flags ...string) (startup, whole time.Duration) {
+		args := append([]string{"run", "--provider", "openai", "--model", "m", "--unattended", "-q", "-C", folder}, flags...)
+		cmd := exec.Command(bin, append(args, "run true twenty times")...)
 		cmd.Env = append(os.Environ(), "HOME="+h, "XDG_CONFIG_HOME="+h+"/.config", "XDG_DATA_HOME="+h+"/.local/share",
 			"TMPDIR="+filepath.Join(dir, "tmp"), "OPENAI_API_KEY=sk-bench-not-a-key", "OPENAI_BASE_URL="+srv.URL+"/v1", "NODWYN_SOCKET=", "NODWYN_PROFILE=")
 		n.Store(0)
@@ -70,15 +71,21 @@ func BenchmarkSessionNamespaces(b *testing.B) {
 		}
 		return time.Unix(0, first.Load()).Sub(t0), whole
 	}
-	var sOn, sOff, wOn, wOff []float64
+	var sOn, sOff, wOn, wOff, sNone, wNone []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s, w := run(on)
 		sOn, wOn = append(sOn, float64(s.Microseconds())/1000), append(wOn, float64(w.Microseconds())/1000)
 		s, w = run(off)
 		sOff, wOff = append(sOff, float64(s.Microseconds())/1000), append(wOff, float64(w.Microseconds())/1000)
+		s, w = run(on, "--no-kernel-floor")
+		sNone, wNone = append(sNone, float64(s.Microseconds())/1000), append(wNone, float64(w.Microseconds())/1000)
 	}
 	b.StopTimer()
+	// The whole confinement (floor, writes, namespaces, proxy) against
+	// --no-kernel-floor, per command.
+	b.ReportMetric(median(sNone), "startup-no-floor-ms")
+	b.ReportMetric((median(wOn)-median(wNone)-(median(sOn)-median(sNone)))/20, "per-command-vs-no-floor-ms")
 	b.ReportMetric(median(sOn), "startup-ns-ms")
 	b.ReportMetric(median(sOff), "startup-no-ns-ms")
 	b.ReportMetric(median(wOn), "run-ns-ms")
