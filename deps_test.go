@@ -19,7 +19,7 @@ var allowedImports = map[string][]string{
 	"scheme": {},
 	// Plain storage and configuration: the standard library (and the TOML
 	// reader).
-	"internal/store":   {mod + "/internal/termtext"},
+	"internal/store":   {mod + "/internal/termtext", mod + "/internal/event"},
 	"internal/config":  {"github.com/BurntSushi/toml"},
 	"internal/trust":   {},
 	"internal/journal": {},
@@ -72,7 +72,8 @@ var allowedImports = map[string][]string{
 	// command line and the daemon's wire are its callers'.
 	"internal/launch": {"golang.org/x/sys/*",
 		mod + "/internal/config", mod + "/internal/guard", mod + "/internal/keychain", mod + "/internal/mcp", mod + "/internal/provider",
-		mod + "/internal/sandbox", mod + "/internal/session", mod + "/internal/store", mod + "/internal/termtext", mod + "/internal/trust"},
+		mod + "/internal/sandbox", mod + "/internal/session", mod + "/internal/store", mod + "/internal/termtext", mod + "/internal/trust",
+		mod + "/internal/event"},
 	// The daemon, split as tailscale splits ipnserver / localapi / ipnlocal
 	// / apitype: the server (socket, token, admission), its method table
 	// and handlers, its runs, and the wire types its client shares.
@@ -81,13 +82,14 @@ var allowedImports = map[string][]string{
 	"internal/daemon/methods": {mod + "/internal/daemon/runs", mod + "/internal/daemon/wire", mod + "/internal/launch", mod + "/internal/rpc",
 		mod + "/internal/session", mod + "/internal/store"},
 	"internal/daemon/runs": {mod + "/internal/config", mod + "/internal/daemon/wire", mod + "/internal/guard", mod + "/internal/launch",
-		mod + "/internal/session", mod + "/internal/store"},
+		mod + "/internal/session", mod + "/internal/store", mod + "/internal/event"},
 	"internal/daemon/wire": {mod + "/internal/launch", mod + "/internal/store"},
 	// The command line: everything but the interpreter (through session).
 	"internal/cli": {"github.com/alecthomas/kong", "golang.org/x/sys/*", "golang.org/x/term",
 		mod + "/internal/config", mod + "/internal/daemon", mod + "/internal/daemon/methods", mod + "/internal/daemon/wire",
 		mod + "/internal/egress", mod + "/internal/guard", mod + "/internal/journal", mod + "/internal/keychain", mod + "/internal/launch", mod + "/internal/mcp", mod + "/internal/prim",
-		mod + "/internal/provider", mod + "/internal/roles", mod + "/internal/rpc", mod + "/internal/sandbox", mod + "/internal/session", mod + "/internal/store", mod + "/internal/termtext", mod + "/internal/trust"},
+		mod + "/internal/provider", mod + "/internal/roles", mod + "/internal/rpc", mod + "/internal/sandbox", mod + "/internal/session", mod + "/internal/store", mod + "/internal/termtext", mod + "/internal/trust",
+		mod + "/internal/event"},
 	"cmd/nodwyn": {mod + "/internal/cli"},
 	".":          {},
 }

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nodwyn/nodwyn/internal/config"
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/prim"
@@ -317,9 +318,10 @@ func ifPath(p string) string {
 // sessionUsage is a saved session's usage in a column: "41k tokens in · 3k out
 // · $0.07" ("-" before its first reply).
 func sessionUsage(u map[string]int) string {
-	d := map[string]any{"input_tokens": u["input_tokens"], "cached_tokens": u["cached_tokens"], "output_tokens": u["output_tokens"]}
+	d := event.Usage{InputTokens: u["input_tokens"], CachedTokens: u["cached_tokens"], OutputTokens: u["output_tokens"]}
 	if c, ok := u["cost_micro_usd"]; ok {
-		d["cost_usd"] = float64(c) / 1e6
+		cost := float64(c) / 1e6
+		d.CostUSD = &cost
 	}
 	t := strings.TrimPrefix(usageText(d), " · ")
 	if t == "" {

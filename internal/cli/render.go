@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
@@ -46,8 +47,8 @@ type renderer struct {
 
 	answers bool // the console prints the model's answers (replies without tool calls) in full: no line here
 
-	usage map[string]any // the run.end event's totals, for the finish line
-	ended time.Time      // when the run.end event says the run ended
+	end   event.RunEnd // the run.end event: its totals for the finish line
+	ended time.Time    // when the run.end event says the run ended
 }
 
 // close stops the ticker; safe to call more than once.
@@ -139,7 +140,6 @@ func (r *renderer) event(ev store.Event) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	d := ev.Data
 	at := time.Now() // when it happened: the event's own time, when it has one
 	if !ev.Time.IsZero() {
 		at = ev.Time
@@ -148,77 +148,77 @@ func (r *renderer) event(ev store.Event) {
 		}
 		r.timed = true
 	}
-	switch ev.Type {
-	case "run.start":
+	// A field of another JSON type than its own (a log older than the
+	// schema: docs/events.md, Changes) is left zero; the rest is shown.
+	d, _ := event.Decode(ev.Type, ev.Data)
+	switch e := d.(type) {
+	case event.RunStart:
 		if !ev.Time.IsZero() {
 			r.start0 = ev.Time // times count from the run's start (a resumed session's too)
 		}
-		r.line("nodwyn: session %v in %v (profile %v%s)", d["session"], d["folder"], d["profile"], modeText(d))
-		if f, _ := d["kernel_floor"].(string); f != "" {
-			r.line("nodwyn: kernel floor: %s", f)
+		r.line("nodwyn: session %s in %s (profile %s%s)", e.Session, e.Folder, e.Profile, modeText(e))
+		if e.KernelFloor != "" {
+			r.line("nodwyn: kernel floor: %s", e.KernelFloor)
 		}
-		if c, _ := d["confinement"].(map[string]any); c != nil {
-			for _, k := range []string{"reads", "writes", "processes", "network"} {
-				if v, _ := c[k].(string); v != "" {
-					r.line("nodwyn:   %s: %s", k, v)
-				}
+		c := e.Confinement
+		for _, l := range [][2]string{{"reads", c.Reads}, {"writes", c.Writes}, {"processes", c.Processes}, {"network", c.Network}} {
+			if l[1] != "" {
+				r.line("nodwyn:   %s: %s", l[0], l[1])
 			}
 		}
-	case "model.request":
+	case event.ModelRequest:
 		r.steps++
 		r.statusLine("step %d: waiting for the model", r.steps)
-	case "model.reply":
-		if calls, _ := d["tool_calls"].([]map[string]any); r.answers && len(calls) == 0 {
-			if calls, _ := d["tool_calls"].([]any); len(calls) == 0 {
-				break // the console prints it (console.answers)
-			}
+	case event.ModelReply:
+		if r.answers && len(e.ToolCalls) == 0 {
+			break // the console prints it (console.answers)
 		}
-		if t, _ := d["text"].(string); strings.TrimSpace(t) != "" {
-			r.line("[%s] model: %s", r.elapsedAt(at), oneLine(t, 200))
+		if strings.TrimSpace(e.Text) != "" {
+			r.line("[%s] model: %s", r.elapsedAt(at), oneLine(e.Text, 200))
 		}
-	case "tool.call":
-		r.call = callText(d)
+	case event.ToolCall:
+		r.call = callText(e.Name, e.Arguments)
 		r.statusLine("step %d: running %s", r.steps, r.call)
-	case "tool.decision":
-		if a, _ := d["allowed"].(bool); !a {
+	case event.ToolDecision:
+		if !e.Allowed {
 			how := "" // who declined it, and their note; a refusal is the guard's
-			if a, _ := d["answer"].(string); a != "" && a != "refused" {
-				how = "; " + oneLine(a, 200)
+			if e.Answer != "" && e.Answer != "refused" {
+				how = "; " + oneLine(e.Answer, 200)
 			}
-			r.line("[%s] %s not run: %v (%v) %v%s", r.elapsedAt(at), r.callOf(d), d["decision"], d["checker"], oneLine(fmt.Sprint(d["reason"]), 160), how)
+			r.line("[%s] %s not run: %s (%s) %s%s", r.elapsedAt(at), r.callOf(e.Name), e.Decision, e.Checker, oneLine(e.Reason, 160), how)
 			if r.notRun == nil {
 				r.notRun = map[string]bool{}
 			}
-			r.notRun[callKey(d)] = true
+			r.notRun[callKey(e.ID, e.Name)] = true
 		}
-	case "tool.result":
-		if r.notRun[callKey(d)] { // the decision's line said it: its result is the refusal again
-			delete(r.notRun, callKey(d))
+	case event.ToolResult:
+		if key := callKey(e.ID, e.Name); r.notRun[key] { // the decision's line said it: its result is the refusal again
+			delete(r.notRun, key)
 			r.call = ""
 			break
 		}
 		status := "ok"
-		if e, _ := d["error"].(bool); e {
+		if e.Error {
 			status = "error"
-		} else if x, ok := intOf(d["exit"]); ok && x != 0 {
-			status = fmt.Sprintf("exit %d", x)
+		} else if e.Exit != 0 {
+			status = fmt.Sprintf("exit %d", e.Exit)
 		}
-		r.line("[%s] %s → %s %s", r.elapsedAt(at), r.callOf(d), status, oneLine(fmt.Sprint(d["output"]), 120))
+		r.line("[%s] %s → %s %s", r.elapsedAt(at), r.callOf(e.Name), status, oneLine(e.Output, 120))
 		r.call = ""
-	case "self_validation":
-		where := fmt.Sprintf("journal entry %v", d["journal_seq"])
-		if e, ok := d["journal_error"]; ok {
-			where = fmt.Sprintf("not in the journal: %v", e)
+	case event.SelfValidation:
+		where := fmt.Sprintf("journal entry %d", e.JournalSeq)
+		if e.JournalError != "" {
+			where = "not in the journal: " + e.JournalError
 		}
-		r.line("[%s] evidence (%v): %s [%s]", r.elapsedAt(at), d["tool"], oneLine(fmt.Sprint(d["summary"]), 120), where)
-	case "run.end":
-		r.usage, r.ended = d, at
-	case "judge":
-		r.line("[%s] judge (%v): %v, %s", r.elapsedAt(at), d["model"], d["answer"], oneLine(fmt.Sprint(d["reason"]), 160))
-	case "note":
-		r.line("[%s] note: %v", r.elapsedAt(at), d["text"])
-	case "error":
-		r.line("[%s] error: %v", r.elapsedAt(at), d["text"])
+		r.line("[%s] evidence (%s): %s [%s]", r.elapsedAt(at), e.Tool, oneLine(e.Summary, 120), where)
+	case event.RunEnd:
+		r.end, r.ended = e, at
+	case event.Judge:
+		r.line("[%s] judge (%s): %s, %s", r.elapsedAt(at), e.Model, e.Answer, oneLine(e.Reason, 160))
+	case event.Note:
+		r.line("[%s] note: %s", r.elapsedAt(at), e.Text)
+	case event.Error:
+		r.line("[%s] error: %s", r.elapsedAt(at), e.Text)
 	}
 }
 
@@ -233,7 +233,7 @@ func (r *renderer) finish(out session.Outcome) {
 	if !r.ended.IsZero() {
 		end = r.ended // a run followed or replayed ended when its run.end says
 	}
-	r.line("nodwyn: %s after %s%s (session %s; 'nodwyn log %s' shows it)", out.Status, r.elapsedAt(end), usageText(r.usage), r.session, r.session)
+	r.line("nodwyn: %s after %s%s (session %s; 'nodwyn log %s' shows it)", out.Status, r.elapsedAt(end), usageText(r.end.Usage), r.session, r.session)
 }
 
 // endOf is what the run.end event said: the run's status and last words
@@ -241,66 +241,44 @@ func (r *renderer) finish(out session.Outcome) {
 func (r *renderer) endOf() (status, text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	status, _ = r.usage["status"].(string)
-	text, _ = r.usage["text"].(string)
-	return status, text
+	return r.end.Status, r.end.Text
 }
 
 // callKey names a call across its events: its id, and its tool (a call
 // no model asked for has the id "").
-func callKey(d map[string]any) string { return fmt.Sprint(d["id"], "\x00", d["name"]) }
+func callKey(id, name string) string { return id + "\x00" + name }
 
 // usageText is a run's totals as the finish line says them:
 // " · 41k tokens in (30k cached) · 3k out · $0.07"; "" with no request.
-func usageText(d map[string]any) string {
-	in, _ := number(d["input_tokens"])
-	out, _ := number(d["output_tokens"])
-	if in == 0 && out == 0 {
+func usageText(u event.Usage) string {
+	if u.InputTokens == 0 && u.OutputTokens == 0 {
 		return ""
 	}
-	t := " · " + tokens(int(in)) + " tokens in"
-	if c, _ := number(d["cached_tokens"]); c > 0 {
-		t += " (" + tokens(int(c)) + " cached)"
+	t := " · " + tokens(u.InputTokens) + " tokens in"
+	if u.CachedTokens > 0 {
+		t += " (" + tokens(u.CachedTokens) + " cached)"
 	}
-	t += " · " + tokens(int(out)) + " out"
-	if c, ok := number(d["cost_usd"]); ok {
-		t += fmt.Sprintf(" · $%.2f", c)
+	t += " · " + tokens(u.OutputTokens) + " out"
+	if u.CostUSD != nil {
+		t += fmt.Sprintf(" · $%.2f", *u.CostUSD)
 	}
 	return t
 }
 
-// number reads a number an event carries: an int in process, a float64
-// once it has come through JSON (the daemon's events, attach, a log read
-// back), a json.Number from a decoder that keeps them.
-func number(v any) (float64, bool) {
+// intOf reads an integer from JSON decoded into any (an RPC error's
+// data): a float64 without a fraction, or a json.Number. Events need
+// none: event.Decode gives their numbers their types.
+func intOf(v any) (int, bool) {
 	switch x := v.(type) {
 	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case float64:
 		return x, true
+	case float64:
+		return int(x), x == float64(int(x))
 	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	}
-	return 0, false
-}
-
-// intOf is number as an int: an exit status, a count. A float64 with a
-// fraction is not one.
-func intOf(v any) (int, bool) {
-	if x, ok := v.(json.Number); ok {
 		n, err := x.Int64()
 		return int(n), err == nil
 	}
-	f, ok := number(v)
-	if !ok || f != float64(int(f)) {
-		return 0, false
-	}
-	return int(f), true
+	return 0, false
 }
 
 // tokens is a count as people read it: 812, 41k, 1.2M.
@@ -321,16 +299,7 @@ func tokens(n int) string {
 //	shell-exec: sh test.sh
 //	fs-edit: greet.sh
 //	fs-find: *.go in internal
-func callText(d map[string]any) string {
-	name := fmt.Sprint(d["name"])
-	args, _ := d["arguments"].(map[string]any)
-	if args == nil {
-		if raw, ok := d["arguments"].(string); ok {
-			if json.Unmarshal([]byte(raw), &args) != nil {
-				return name + ": " + oneLine(raw, callShown)
-			}
-		}
-	}
+func callText(name string, args map[string]any) string {
 	str := func(k string) string { v, _ := args[k].(string); return v }
 	var what string
 	switch {
@@ -359,19 +328,21 @@ const callShown = 80
 
 // callOf is the call an event of it belongs to: the one callText last
 // described, if it has the same name.
-func (r *renderer) callOf(d map[string]any) string {
-	name := fmt.Sprint(d["name"])
+func (r *renderer) callOf(name string) string {
 	if r.call == name || strings.HasPrefix(r.call, name+": ") {
 		return r.call
 	}
 	return name
 }
 
-func modeText(d map[string]any) string {
+func modeText(e event.RunStart) string {
 	var m []string
-	for _, k := range []string{"sandbox", "unattended", "yolo", "resumed"} {
-		if b, _ := d[k].(bool); b {
-			m = append(m, k)
+	for _, k := range []struct {
+		name string
+		on   bool
+	}{{"sandbox", e.Sandbox}, {"unattended", e.Unattended}, {"yolo", e.Yolo}, {"resumed", e.Resumed}} {
+		if k.on {
+			m = append(m, k.name)
 		}
 	}
 	if len(m) == 0 {

@@ -114,3 +114,14 @@ func TestTypesAreListedOnce(t *testing.T) {
 		}
 	}
 }
+
+// A trajectory's extra holds run.start's confinement as it is: its JSON is
+// the map's, keys in order.
+func TestConfinementMarshalsAsItsMap(t *testing.T) {
+	c := Confinement{Reads: "r", Writes: "w", Processes: "p", Network: "n"}
+	got, _ := json.Marshal(c)
+	want, _ := json.Marshal(Map(RunStart{Confinement: c})["confinement"])
+	if string(got) != string(want) {
+		t.Errorf("Confinement marshals as %s, its map as %s", got, want)
+	}
+}

@@ -21,12 +21,14 @@ type RunStart struct {
 }
 
 // Confinement is run.start's confinement: what is confined, one sentence
-// each (the lines under the run's first).
+// each (the lines under the run's first). Its fields are in the order of
+// their json names, so that it marshals as its map does (a trajectory's
+// extra holds it as it is).
 type Confinement struct {
+	Network   string `json:"network"`
+	Processes string `json:"processes"`
 	Reads     string `json:"reads"`
 	Writes    string `json:"writes"`
-	Processes string `json:"processes"`
-	Network   string `json:"network"`
 }
 
 // Message (message): a user message added to the conversation.

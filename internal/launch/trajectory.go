@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/store"
 )
 
@@ -123,23 +124,17 @@ func (tw *Trajectory) Event(ev store.Event) {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
 	ts := ev.Time.UTC().Format(time.RFC3339Nano)
-	d := ev.Data
-	switch ev.Type {
-	case "run.start":
-		tw.t.SessionID, _ = d["session"].(string)
-		if f, _ := d["kernel_floor"].(string); f != "" {
-			if tw.t.Extra == nil {
-				tw.t.Extra = map[string]any{}
-			}
-			tw.t.Extra["kernel_floor"] = f
+	d, _ := event.Decode(ev.Type, ev.Data)
+	switch e := d.(type) {
+	case event.RunStart:
+		tw.t.SessionID = e.Session
+		if e.KernelFloor != "" {
+			tw.extra("kernel_floor", e.KernelFloor)
 		}
-		if c, ok := d["confinement"]; ok {
-			if tw.t.Extra == nil {
-				tw.t.Extra = map[string]any{}
-			}
-			tw.t.Extra["confinement"] = c
+		if e.Confinement != (event.Confinement{}) {
+			tw.extra("confinement", e.Confinement)
 		}
-	case "net.conn":
+	case event.NetConn:
 		// A connection through the session's egress proxy: in the extra
 		// of the agent step whose command made it (the last one so far).
 		for i := len(tw.t.Steps) - 1; i >= 0; i-- {
@@ -148,13 +143,12 @@ func (tw *Trajectory) Event(ev store.Event) {
 					st.Extra = map[string]any{}
 				}
 				conns, _ := st.Extra["net_conns"].([]any)
-				st.Extra["net_conns"] = append(conns, d)
+				st.Extra["net_conns"] = append(conns, event.Map(e)) // the event's data, as the log has it
 				break
 			}
 		}
-	case "message":
-		text, _ := d["text"].(string)
-		st := atifStep{Timestamp: ts, Source: "user", Message: text}
+	case event.Message:
+		st := atifStep{Timestamp: ts, Source: "user", Message: e.Text}
 		if tw.system != "" {
 			// ATIF's "system" steps are what the agent system itself puts
 			// in the context (Harbor's rfcs/0001-trajectory-format.md); the
@@ -163,14 +157,11 @@ func (tw *Trajectory) Event(ev store.Event) {
 			tw.system = ""
 		}
 		tw.add(st)
-	case "model.reply":
+	case event.ModelReply:
 		tw.system = ""
-		text, _ := d["text"].(string)
-		in, _ := number(d["input_tokens"])
-		out, _ := number(d["output_tokens"])
-		cached, _ := number(d["cached_tokens"])
-		m := &atifMetrics{PromptTokens: int(in), CompletionTokens: int(out), CachedTokens: int(cached)}
-		if c, ok := number(d["cost_usd"]); ok {
+		m := &atifMetrics{PromptTokens: e.InputTokens, CompletionTokens: e.OutputTokens, CachedTokens: e.CachedTokens}
+		if e.CostUSD != nil {
+			c := *e.CostUSD
 			m.CostUSD = &c
 			total := c
 			if tw.t.FinalMetrics.TotalCostUSD != nil {
@@ -178,30 +169,25 @@ func (tw *Trajectory) Event(ev store.Event) {
 			}
 			tw.t.FinalMetrics.TotalCostUSD = &total
 		}
-		st := atifStep{Timestamp: ts, Source: "agent", Message: text, Metrics: m}
+		st := atifStep{Timestamp: ts, Source: "agent", Message: e.Text, Metrics: m}
 		tw.pending = tw.pending[:0]
-		if calls, ok := d["tool_calls"].([]map[string]any); ok {
-			for _, c := range calls {
-				id, _ := c["id"].(string)
-				name, _ := c["name"].(string)
-				args, _ := c["arguments"].(map[string]any)
-				if raw, ok := c["raw_arguments"].(string); ok { // not a JSON object
-					args = map[string]any{"raw": raw}
-				}
-				st.ToolCalls = append(st.ToolCalls, atifToolCall{ToolCallID: id, FunctionName: name, Arguments: args})
-				tw.pending = append(tw.pending, id)
+		for _, c := range e.ToolCalls {
+			args := c.Arguments
+			if c.RawArguments != "" { // not a JSON object
+				args = map[string]any{"raw": c.RawArguments}
 			}
+			st.ToolCalls = append(st.ToolCalls, atifToolCall{ToolCallID: c.ID, FunctionName: c.Name, Arguments: args})
+			tw.pending = append(tw.pending, c.ID)
 		}
-		tw.t.FinalMetrics.TotalPromptTokens += int(in)
-		tw.t.FinalMetrics.TotalCompletionTokens += int(out)
-		tw.t.FinalMetrics.TotalCachedTokens += int(cached)
+		tw.t.FinalMetrics.TotalPromptTokens += e.InputTokens
+		tw.t.FinalMetrics.TotalCompletionTokens += e.OutputTokens
+		tw.t.FinalMetrics.TotalCachedTokens += e.CachedTokens
 		tw.add(st)
-	case "tool.result":
-		if _, nested := d["within"]; nested {
+	case event.ToolResult:
+		if e.Within != "" {
 			return // a Scheme tool's own call: the model saw only the tool's result
 		}
-		out, _ := d["output"].(string)
-		id, _ := d["id"].(string)
+		id := e.ID
 		if i := slices.Index(tw.pending, id); i >= 0 {
 			tw.pending = slices.Delete(tw.pending, i, i+1)
 		} else if id == "" && len(tw.pending) > 0 { // a log from before the id was on tool.result
@@ -214,34 +200,26 @@ func (tw *Trajectory) Event(ev store.Event) {
 				if st.Observation == nil {
 					st.Observation = &atifObservation{}
 				}
-				st.Observation.Results = append(st.Observation.Results, atifResult{SourceCallID: id, Content: out})
+				st.Observation.Results = append(st.Observation.Results, atifResult{SourceCallID: id, Content: e.Output})
 				break
 			}
 		}
-	case "note":
+	case event.Note:
 		// Log notes were never shown to the model: not a step, kept aside.
-		text, _ := d["text"].(string)
-		if strings.HasPrefix(text, finishCheckNote) {
+		if strings.HasPrefix(e.Text, finishCheckNote) {
 			// runtime/finish.scm notes the check, then adds its message.
 			tw.system = "sandbox-finish-check"
 		}
-		if tw.t.Extra == nil {
-			tw.t.Extra = map[string]any{}
-		}
 		notes, _ := tw.t.Extra["notes"].([]string)
-		tw.t.Extra["notes"] = append(notes, text)
-	case "run.end":
-		status, _ := d["status"].(string)
-		tw.t.FinalMetrics.Extra = map[string]any{"status": status}
+		tw.extra("notes", append(notes, e.Text))
+	case event.RunEnd:
+		tw.t.FinalMetrics.Extra = map[string]any{"status": e.Status}
 		// The run's totals count every request, the judge's and the
 		// summaries' too, which are no steps of their own.
-		if in, ok := number(d["input_tokens"]); ok {
-			tw.t.FinalMetrics.TotalPromptTokens = int(in)
-			out, _ := number(d["output_tokens"])
-			cached, _ := number(d["cached_tokens"])
-			tw.t.FinalMetrics.TotalCompletionTokens, tw.t.FinalMetrics.TotalCachedTokens = int(out), int(cached)
-		}
-		if c, ok := number(d["cost_usd"]); ok {
+		tw.t.FinalMetrics.TotalPromptTokens = e.InputTokens
+		tw.t.FinalMetrics.TotalCompletionTokens, tw.t.FinalMetrics.TotalCachedTokens = e.OutputTokens, e.CachedTokens
+		if e.CostUSD != nil {
+			c := *e.CostUSD
 			tw.t.FinalMetrics.TotalCostUSD = &c
 		}
 		tw.flush()
@@ -272,6 +250,14 @@ func (tw *Trajectory) Event(ev store.Event) {
 	if time.Since(tw.flushed) >= tw.every() {
 		tw.flush()
 	}
+}
+
+// extra sets a key of the trajectory's extra.
+func (tw *Trajectory) extra(k string, v any) {
+	if tw.t.Extra == nil {
+		tw.t.Extra = map[string]any{}
+	}
+	tw.t.Extra[k] = v
 }
 
 // finishCheckNote begins the note runtime/finish.scm logs just before it
@@ -315,24 +301,4 @@ func (tw *Trajectory) Close() {
 		tw.timer = nil
 	}
 	tw.flush()
-}
-
-// number reads a number an event carries: an int in process, a float64
-// once it has come through JSON, a json.Number from a decoder that keeps
-// them (as cli's renderer reads them).
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case float64:
-		return x, true
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	}
-	return 0, false
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/termtext"
 )
 
@@ -50,19 +51,18 @@ func elapsed(d time.Duration) string {
 	return fmt.Sprintf("+%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
-// summarize renders an event's data: the keys its type is known for first,
-// then the rest as key=value in key order.
+// summarize renders an event's data: the fields its type is known for
+// first, then the rest as key=value in key order.
 func summarize(ev Event) string {
-	d := ev.Data
+	// A field of another JSON type than its own (a log older than schema
+	// 1) is left zero here; the fields below read such logs as they are.
+	d, _ := event.Decode(ev.Type, ev.Data)
 	used := map[string]bool{}
-	take := func(keys ...string) (any, bool) {
-		for _, k := range keys {
-			if v, ok := d[k]; ok {
-				used[k] = true
-				return v, true
-			}
-		}
-		return nil, false
+	// has reports whether the event has the field, and marks it shown.
+	has := func(k string) bool {
+		_, ok := ev.Data[k]
+		used[k] = used[k] || ok
+		return ok
 	}
 	var parts []string
 	add := func(s string) {
@@ -71,60 +71,50 @@ func summarize(ev Event) string {
 		}
 	}
 	tail := "" // shown after the other keys
-	switch ev.Type {
-	case "run.start":
-		if v, ok := take("instruction"); ok {
-			add(strconv.Quote(short(oneLine(str(v)), 80)))
+	switch e := d.(type) {
+	case event.RunStart:
+		if has("instruction") {
+			add(strconv.Quote(short(oneLine(e.Instruction), 80)))
 		}
-	case "model.request", "turn.end":
-		if v, ok := take("turn"); ok {
-			add("turn " + str(v))
+	case event.ModelReply:
+		if has("text") && e.Text != "" {
+			add(strconv.Quote(short(oneLine(e.Text), 80)))
 		}
-	case "model.reply":
-		if v, ok := take("text", "content"); ok && str(v) != "" {
-			add(strconv.Quote(short(oneLine(str(v)), 80)))
+		if has("tool_calls") {
+			add(count(len(e.ToolCalls), "tool call"))
 		}
-		if v, ok := take("tool_calls"); ok {
-			add(count(v, "tool call"))
+	case event.ToolCall:
+		if has("name") {
+			add(e.Name)
 		}
-	case "tool.call":
-		if v, ok := take("name", "tool"); ok {
-			add(str(v))
-		}
-		if v, ok := take("args", "arguments", "input"); ok {
-			add(short(compact(v), 100))
-		}
-		take("id", "call_id")
-	case "tool.decision":
-		if v, ok := take("decision", "verdict", "action"); ok {
-			add(str(v))
-		}
-		if v, ok := take("reason"); ok && str(v) != "" {
-			add("(" + short(oneLine(str(v)), 100) + ")")
-		}
-		take("id", "call_id")
-	case "tool.result":
-		if v, ok := take("name", "tool"); ok {
-			add(str(v))
-		}
-		if v, ok := take("error"); ok && v != false && str(v) != "" {
-			if v == true {
-				add("error")
-			} else {
-				add("error: " + short(oneLine(str(v)), 100))
+		if has("arguments") {
+			var args any = e.Arguments
+			if raw, ok := ev.Data["arguments"].(string); ok {
+				args = raw // before schema 1, arguments that are not one JSON object were the text given
 			}
-		} else if v, ok := take("ok"); ok {
-			if b, _ := v.(bool); b {
-				add("ok")
-			} else {
-				add("failed")
-			}
+			add(short(compact(args), 100))
 		}
-		if v, ok := take("exit", "exit_code", "status"); ok {
-			add("exit " + str(v))
+		has("id")
+	case event.ToolDecision:
+		if has("decision") {
+			add(e.Decision)
 		}
-		if v, ok := take("output", "result", "content", "text"); ok {
-			s := strings.TrimSpace(str(v))
+		if has("reason") && e.Reason != "" {
+			add("(" + short(oneLine(e.Reason), 100) + ")")
+		}
+		has("id")
+	case event.ToolResult:
+		if has("name") {
+			add(e.Name)
+		}
+		if has("error") && e.Error {
+			add("error")
+		}
+		if has("exit") {
+			add("exit " + strconv.Itoa(e.Exit))
+		}
+		if has("output") {
+			s := strings.TrimSpace(e.Output)
 			n := strings.Count(s, "\n") + 1
 			line := short(oneLine(firstLine(s)), 60)
 			if n > 1 {
@@ -134,39 +124,45 @@ func summarize(ev Event) string {
 				add(strconv.Quote(line))
 			}
 		}
-		take("id", "call_id")
-	case "note", "error":
-		if v, ok := take("text", "error", "message"); ok {
-			add(short(oneLine(str(v)), 160))
+		has("id")
+	case event.Note:
+		if has("text") {
+			add(short(oneLine(e.Text), 160))
 		}
-	case "run.end":
-		if v, ok := take("status"); ok {
-			add(str(v))
+	case event.Error:
+		text := e.Text
+		if old, ok := ev.Data["error"].(string); ok && !has("text") {
+			text = old // before schema 1, error's text was its error
 		}
-		if v, ok := take("tool_call_count", "tool_calls"); ok {
-			add(count(v, "tool call"))
+		if has("text") || has("error") {
+			add(short(oneLine(text), 160))
 		}
-		if v, ok := take("elapsed_ms"); ok {
-			if f, isNum := v.(float64); isNum {
-				add((time.Duration(f) * time.Millisecond).Round(100 * time.Millisecond).String())
-			} else if n, isInt := v.(int64); isInt {
-				add((time.Duration(n) * time.Millisecond).Round(100 * time.Millisecond).String())
-			}
+	case event.RunEnd:
+		if has("status") {
+			add(e.Status)
+		}
+		if has("tool_call_count") {
+			add(count(e.ToolCallCount, "tool call"))
+		} else if n, ok := ev.Data["tool_calls"].(float64); ok && has("tool_calls") {
+			add(count(int(n), "tool call")) // before schema 1, the count was tool_calls
+		}
+		if has("elapsed_ms") {
+			add((time.Duration(e.ElapsedMS) * time.Millisecond).Round(100 * time.Millisecond).String())
 		}
 		// The final answer reads best last.
-		if v, ok := take("text"); ok && str(v) != "" {
-			tail = strconv.Quote(short(oneLine(str(v)), 100))
+		if has("text") && e.Text != "" {
+			tail = strconv.Quote(short(oneLine(e.Text), 100))
 		}
 	}
 	var rest []string
-	for k := range d {
+	for k := range ev.Data {
 		if !used[k] {
 			rest = append(rest, k)
 		}
 	}
 	sort.Strings(rest)
 	for _, k := range rest {
-		switch v := d[k].(type) {
+		switch v := ev.Data[k].(type) {
 		case bool:
 			if v {
 				add(k) // a flag that is on; one that is off says nothing
@@ -221,20 +217,7 @@ func compact(v any) string {
 	return string(b)
 }
 
-func count(v any, noun string) string {
-	n := 0
-	switch x := v.(type) {
-	case float64:
-		n = int(x)
-	case int:
-		n = x
-	case int64:
-		n = int(x)
-	case []any:
-		n = len(x)
-	default:
-		return ""
-	}
+func count(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

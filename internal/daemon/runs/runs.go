@@ -7,7 +7,6 @@ package runs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/config"
 	"github.com/nodwyn/nodwyn/internal/daemon/wire"
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/session"
@@ -337,18 +337,14 @@ func (r *Run) event(ev store.Event) {
 	switch ev.Type {
 	case "tool.call":
 		r.toolCalls++
-	case "run.start":
-		if p, ok := ev.Data["profile"].(string); ok {
-			r.profile = p
+	case "run.start", "run.end": // the only ones read: others pass on as they are
+		d, _ := event.Decode(ev.Type, ev.Data)
+		switch e := d.(type) {
+		case event.RunStart:
+			r.profile = e.Profile
+		case event.RunEnd:
+			r.usage = map[string]int{"input_tokens": e.InputTokens, "output_tokens": e.OutputTokens}
 		}
-	case "run.end":
-		usage := map[string]int{}
-		for _, k := range []string{"input_tokens", "output_tokens"} {
-			if n, ok := count(ev.Data[k]); ok {
-				usage[k] = n
-			}
-		}
-		r.usage = usage
 	}
 	r.broadcast(ev)
 }
@@ -484,21 +480,4 @@ func redactedArgs(req guard.Request) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-// count is a count an event carries: an int in process (a float64 or a
-// json.Number had it come through JSON).
-func count(v any) (int, bool) {
-	switch x := v.(type) {
-	case int:
-		return x, true
-	case int64:
-		return int(x), true
-	case float64:
-		return int(x), x == float64(int(x))
-	case json.Number:
-		n, err := x.Int64()
-		return int(n), err == nil
-	}
-	return 0, false
 }
