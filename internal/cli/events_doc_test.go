@@ -7,18 +7,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/sandbox"
 	"github.com/nodwyn/nodwyn/internal/store"
 )
 
 // docField is one row of a table in docs/events.md.
 type docField struct {
-	typ    string // "string", "integer", "boolean", "object", "list of strings", "list of objects"
-	always bool
+	typ     string // "string", "integer", "boolean", "object", "list of strings", "list of objects"
+	always  bool
+	meaning string
 }
 
 // eventDoc reads docs/events.md: the event's top-level keys (type "") and,
@@ -49,7 +52,7 @@ func eventDoc(t *testing.T) (map[string]map[string]docField, string) {
 		}
 		cells := strings.Split(line, "|")
 		name := strings.Trim(strings.TrimSpace(cells[1]), "`")
-		doc[section][name] = docField{typ: strings.TrimSpace(cells[2]), always: strings.TrimSpace(cells[3]) == "always"}
+		doc[section][name] = docField{typ: strings.TrimSpace(cells[2]), always: strings.TrimSpace(cells[3]) == "always", meaning: strings.TrimSpace(cells[4])}
 	}
 	return doc, string(b)
 }
@@ -258,5 +261,131 @@ Done.
 	}
 	if t.Failed() {
 		t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+}
+
+// goFields are a struct's fields by json name, an embedded struct's among
+// them (as encoding/json and event.Map see them), with whether each is
+// omitempty.
+func goFields(t reflect.Type) map[string]reflect.StructField {
+	out := map[string]reflect.StructField{}
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() {
+			continue // an embedded struct's fields are visible themselves
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name // as JSON would name it: the test then says it is not documented
+		}
+		out[name] = f
+	}
+	return out
+}
+
+// goTypeIs reports whether a Go type holds the documented JSON type.
+func goTypeIs(t reflect.Type, typ string) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch typ {
+	case "string":
+		return t.Kind() == reflect.String
+	case "integer":
+		return t.Kind() == reflect.Int || t.Kind() == reflect.Int64
+	case "number":
+		return t.Kind() == reflect.Float64
+	case "boolean":
+		return t.Kind() == reflect.Bool
+	case "object":
+		return t.Kind() == reflect.Struct || t.Kind() == reflect.Map && t.Key().Kind() == reflect.String
+	case "list of strings":
+		return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String
+	case "list of objects":
+		return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct
+	}
+	return false
+}
+
+// checkGoFields checks a struct's fields against the documented fields whose
+// names start with prefix, both ways: the same json names, compatible
+// types, and omitempty exactly where the document says "when".
+func checkGoFields(t *testing.T, what string, st reflect.Type, fields map[string]docField, prefix string) {
+	t.Helper()
+	gf := goFields(st)
+	for name, f := range gf {
+		df, ok := fields[prefix+name]
+		if !ok {
+			t.Errorf("%s: %s.%s (json %q) is not in docs/events.md", what, st.Name(), f.Name, prefix+name)
+			continue
+		}
+		if !goTypeIs(f.Type, df.typ) {
+			t.Errorf("%s: %s.%s is %s, docs/events.md says %s", what, st.Name(), f.Name, f.Type, df.typ)
+		}
+		omit := strings.HasSuffix(f.Tag.Get("json"), ",omitempty")
+		if omit == df.always {
+			t.Errorf("%s: %s.%s omitempty is %v, docs/events.md says it is there %q", what, st.Name(), f.Name, omit, map[bool]string{true: "always", false: "when …"}[df.always])
+		}
+		if k := f.Type.Kind(); omit && k != reflect.String && k != reflect.Pointer && k != reflect.Slice && k != reflect.Map {
+			t.Errorf("%s: %s.%s is omitempty but a %s: event.Map leaves out only \"\", nil pointers, lists and maps", what, st.Name(), f.Name, f.Type)
+		}
+		elem := f.Type
+		if elem.Kind() == reflect.Slice {
+			elem = elem.Elem()
+		}
+		if elem.Kind() != reflect.Struct {
+			continue
+		}
+		if df.typ == "list of objects" {
+			checkGoFields(t, what, elem, fields, prefix+name+"[].")
+			continue
+		}
+		// An object whose keys the document names in its meaning
+		// (run.start's confinement).
+		for sub := range goFields(elem) {
+			if !strings.Contains(df.meaning, "`"+sub+"`") {
+				t.Errorf("%s: %s's key %s (%s) is not named in docs/events.md's meaning of %s", what, prefix+name, sub, elem.Name(), prefix+name)
+			}
+		}
+	}
+	for name := range fields {
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok || strings.Contains(rest, ".") {
+			continue
+		}
+		if _, there := gf[rest]; !there {
+			t.Errorf("%s: docs/events.md lists %s, which %s has no field for", what, name, st)
+		}
+	}
+}
+
+// The types the session builds its events with (internal/event) are the
+// document: each documented type has one, each type is documented, and
+// their fields are the same both ways (names, JSON types, and omitempty
+// where the document says "when"), so neither can change without the
+// other.
+func TestEventTypesAreAsDocumented(t *testing.T) {
+	doc, _ := eventDoc(t)
+	types := map[string]event.Data{}
+	for _, d := range event.Types() {
+		types[d.Type()] = d
+	}
+	for typ, fields := range doc {
+		if typ == "" {
+			continue
+		}
+		d, ok := types[typ]
+		if !ok {
+			t.Errorf("docs/events.md lists %s, which internal/event has no type for", typ)
+			continue
+		}
+		checkGoFields(t, typ, reflect.TypeOf(d), fields, "")
+	}
+	for typ := range types {
+		if _, ok := doc[typ]; !ok {
+			t.Errorf("internal/event has a type %s that docs/events.md does not list", typ)
+		}
 	}
 }
