@@ -24,38 +24,9 @@ func (p *Proxy) Forward(ln net.Listener, target, rule string) error {
 		return err
 	}
 	port, _ := strconv.Atoi(ps)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ctx == nil || p.closed {
-		ln.Close()
-		return errors.New("egress: proxy not started or closed")
-	}
-	p.listeners = append(p.listeners, ln)
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				var ne net.Error
-				if errors.As(err, &ne) && ne.Timeout() {
-					continue
-				}
-				return // closed
-			}
-			if !p.track(c) {
-				c.Close()
-				return
-			}
-			p.wg.Add(1)
-			go func() {
-				defer p.wg.Done()
-				defer p.untrack(c)
-				p.relay(c, Conn{Host: normalHost(host), Port: port, Method: "TCP", Allowed: true, Rule: rule, Start: time.Now()}, target)
-			}()
-		}
-	}()
-	return nil
+	return p.accept(ln, nil, func(c net.Conn) {
+		p.relay(c, Conn{Host: normalHost(host), Port: port, Method: "TCP", Allowed: true, Rule: rule, Start: time.Now()}, target)
+	})
 }
 
 // relay connects c to target and copies both ways until both sides are done.

@@ -152,6 +152,17 @@ func (p *Proxy) ListenUnix(path string) error {
 // namespace it was made in, so the proxy accepts from there while it
 // dials from the person's). The listener is closed at Close.
 func (p *Proxy) Serve(ln net.Listener) error {
+	return p.accept(ln, func(l net.Listener) {
+		if a, ok := l.Addr().(*net.TCPAddr); ok {
+			p.self = append(p.self, a.AddrPort())
+		}
+	}, p.handle)
+}
+
+// accept serves ln until Close, each connection on a goroutine of its own
+// given to handle, tracked so that Close ends it. register runs under p.mu
+// once the listener is p's.
+func (p *Proxy) accept(ln net.Listener, register func(net.Listener), handle func(net.Conn)) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ctx == nil || p.closed {
@@ -159,8 +170,8 @@ func (p *Proxy) Serve(ln net.Listener) error {
 		return errors.New("egress: proxy not started or closed")
 	}
 	p.listeners = append(p.listeners, ln)
-	if a, ok := ln.Addr().(*net.TCPAddr); ok {
-		p.self = append(p.self, a.AddrPort())
+	if register != nil {
+		register(ln)
 	}
 	p.wg.Add(1)
 	go func() {
@@ -182,7 +193,7 @@ func (p *Proxy) Serve(ln net.Listener) error {
 			go func() {
 				defer p.wg.Done()
 				defer p.untrack(c)
-				p.handle(c)
+				handle(c)
 			}()
 		}
 	}()
