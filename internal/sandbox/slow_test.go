@@ -14,3 +14,13 @@ func slowTest(t *testing.T) {
 		t.Skip("a slow for-real suite: make test-slow runs it (NODWYN_SLOW_TESTS=1)")
 	}
 }
+
+// slowCount is fast under make test and slow under make test-slow
+// (NODWYN_SLOW_TESTS=1): the rounds of a test that holds a core while it
+// runs, a few under make test, all of them under make test-slow.
+func slowCount(fast, slow int) int {
+	if os.Getenv("NODWYN_SLOW_TESTS") == "1" {
+		return slow
+	}
+	return fast
+}
