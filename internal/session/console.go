@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/scheme"
@@ -139,24 +140,28 @@ func (s *Session) closeInterrupted(ctx context.Context) {
 	}
 	// The events of the log's last reply: its calls, decisions and results.
 	var last time.Time
-	calls, allowed := map[string]store.Event{}, map[string]bool{}
-	var results []store.Event
+	called, allowed := map[string]time.Time{}, map[string]bool{} // by call id: when its tool.call was logged
+	var results []event.ToolResult
 	for _, ev := range evs {
 		last = ev.Time
-		id, _ := ev.Data["id"].(string)
+		var d event.Data
 		switch ev.Type {
 		case "model.reply":
-			calls, allowed, results = map[string]store.Event{}, map[string]bool{}, nil
-		case "tool.call":
-			if id != "" {
-				calls[id] = ev
+			called, allowed, results = map[string]time.Time{}, map[string]bool{}, nil
+		case "tool.call", "tool.decision", "tool.result":
+			d, _ = event.Decode(ev.Type, ev.Data) // a field of another type is left zero
+		}
+		switch e := d.(type) {
+		case event.ToolCall:
+			if e.ID != "" {
+				called[e.ID] = ev.Time
 			}
-		case "tool.decision":
-			if ok, _ := ev.Data["allowed"].(bool); ok && id != "" {
-				allowed[id] = true
+		case event.ToolDecision:
+			if e.Allowed && e.ID != "" {
+				allowed[e.ID] = true
 			}
-		case "tool.result":
-			results = append(results, ev)
+		case event.ToolResult:
+			results = append(results, e)
 		}
 	}
 	m := s.messages
@@ -174,38 +179,34 @@ func (s *Session) closeInterrupted(ctx context.Context) {
 		}
 	}
 	used := make([]bool, len(results))
-	resultOf := func(tc provider.ToolCall) (store.Event, bool) {
-		for j, ev := range results { // by id; a log of before ids, by name in order
-			id, _ := ev.Data["id"].(string)
-			name, _ := ev.Data["name"].(string)
-			if !used[j] && (id == tc.ID || (id == "" && name == tc.Name)) {
+	resultOf := func(tc provider.ToolCall) (event.ToolResult, bool) {
+		for j, r := range results { // by id; a log of before ids, by name in order
+			if !used[j] && (r.ID == tc.ID || (r.ID == "" && r.Name == tc.Name)) {
 				used[j] = true
-				return ev, true
+				return r, true
 			}
 		}
-		return store.Event{}, false
+		return event.ToolResult{}, false
 	}
 	for _, tc := range m[i].ToolCalls {
 		if answered[tc.ID] {
 			resultOf(tc) // its result is the one the conversation has
 			continue
 		}
-		if ev, ok := resultOf(tc); ok {
-			out, _ := ev.Data["output"].(string)
-			isErr, _ := ev.Data["error"].(bool)
-			text := out
-			if _, stopped := ev.Data["stopped"]; !stopped { // a stopped call's result says so itself
-				text = s.say(ctx, "interrupted-call-result", defaultDangling.ran(out), scheme.NewString(out))
+		if r, ok := resultOf(tc); ok {
+			text := r.Output
+			if r.Stopped == "" { // a stopped call's result says so itself
+				text = s.say(ctx, "interrupted-call-result", defaultDangling.ran(r.Output), scheme.NewString(r.Output))
 			}
-			m = append(m, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: text, IsError: isErr})
+			m = append(m, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: text, IsError: r.Error})
 			continue
 		}
 		text := s.say(ctx, "interrupted-call-not-run", defaultDangling.notRun)
-		call, logged := calls[tc.ID]
-		stopped := "not-run"
+		at, logged := called[tc.ID]
+		stopped := stoppedNotRun
 		var ran time.Duration
 		if logged && allowed[tc.ID] {
-			ran, stopped = max(0, last.Sub(call.Time)), "session-ended"
+			ran, stopped = max(0, last.Sub(at)), stoppedSessionEnded
 			text = s.say(ctx, "interrupted-call-stopped", unfinishedText(tc.Name, seconds(ran)),
 				scheme.NewString(tc.Name), scheme.NewString(seconds(ran)))
 		}
@@ -216,6 +217,15 @@ func (s *Session) closeInterrupted(ctx context.Context) {
 	}
 	s.messages = m
 }
+
+// tool.result's stopped for a call closeInterrupted answers: one the log
+// shows called but not allowed (the session ended before it ran), and one
+// allowed with no result (it was running when the session's process
+// ended). docs/events.md names them (TestStoppedValuesAreDocumented).
+const (
+	stoppedNotRun       = "not-run"
+	stoppedSessionEnded = "session-ended"
+)
 
 // unfinishedText is what the model reads of a call that was running when
 // the session's process ended (interrupted-call-stopped in

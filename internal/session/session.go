@@ -1088,8 +1088,9 @@ var defaultDangling = danglingAnswers{
 }
 
 // closeDangling answers tool calls a crashed run left unanswered, so the
-// conversation can be sent again. A call whose result is among ran (in order,
-// by name) is answered with that result; the others were not run.
+// conversation can be sent again. A call whose result is among ran (the
+// log's tool.result events: in order, by name) is answered with that
+// result; the others were not run.
 func closeDangling(msgs *[]provider.Message, ran []store.Event) {
 	closeDanglingWith(msgs, ran, defaultDangling)
 }
@@ -1097,6 +1098,11 @@ func closeDangling(msgs *[]provider.Message, ran []store.Event) {
 // closeDanglingWith is closeDangling with answers.
 func closeDanglingWith(msgs *[]provider.Message, ran []store.Event, say danglingAnswers) {
 	m := *msgs
+	results := make([]event.ToolResult, len(ran))
+	for j, ev := range ran {
+		d, _ := event.Decode(ev.Type, ev.Data) // a field of another type is left zero, as before
+		results[j], _ = d.(event.ToolResult)
+	}
 	for i := len(m) - 1; i >= 0; i-- {
 		if m[i].Role != provider.RoleAssistant || len(m[i].ToolCalls) == 0 {
 			continue
@@ -1110,17 +1116,15 @@ func closeDanglingWith(msgs *[]provider.Message, ran []store.Event, say dangling
 		next := 0
 		for _, tc := range m[i].ToolCalls {
 			res := -1
-			for j := next; j < len(ran); j++ {
-				if name, _ := ran[j].Data["name"].(string); name == tc.Name {
+			for j := next; j < len(results); j++ {
+				if results[j].Name == tc.Name {
 					res, next = j, j+1
 					break
 				}
 			}
 			if res >= 0 && !answered[tc.ID] {
-				out, _ := ran[res].Data["output"].(string)
-				isErr, _ := ran[res].Data["error"].(bool)
 				m = append(m, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
-					Content: say.ran(out), IsError: isErr})
+					Content: say.ran(results[res].Output), IsError: results[res].Error})
 				continue
 			}
 			if !answered[tc.ID] {
