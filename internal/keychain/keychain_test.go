@@ -3,8 +3,12 @@ package keychain
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -278,5 +282,40 @@ func BenchmarkGetOnAHungBus(b *testing.B) {
 		if _, err := k.Get("openai"); !errors.Is(err, ErrTimeout) {
 			b.Fatal(err)
 		}
+	}
+}
+
+// What the private bus's test leaves behind holding its output (as a
+// second gnome-keyring-daemon the bus activates on a loaded machine does)
+// neither fails the test nor outlives it.
+func TestAPrivateBusLeavesNothingRunning(t *testing.T) {
+	pidFile := os.Getenv("NODWYN_KEYCHAINTEST_LEFT") // the parent's, in the child
+	if !keychaintest.InChild() {
+		pidFile = filepath.Join(t.TempDir(), "left.pid")
+		t.Setenv("NODWYN_KEYCHAINTEST_LEFT", pidFile)
+	}
+	keychaintest.Run(t, keychaintest.BareBus, func(t *testing.T) {
+		left := exec.Command("sleep", "600")
+		left.Stdout, left.Stderr = os.Stdout, os.Stderr
+		if err := left.Start(); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(pidFile, []byte(strconv.Itoa(left.Process.Pid)), 0o600)
+	})
+	if keychaintest.InChild() {
+		return
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the child did not start its process: %v", err)
+	}
+	pid, _ := strconv.Atoi(string(b))
+	// Killed with the bus's process group, it is gone once reaped by init;
+	// wait for that state, not for a time.
+	for syscall.Kill(pid, 0) == nil {
+		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
+			break // a zombie: killed, waiting for its reaper
+		}
+		runtime.Gosched()
 	}
 }

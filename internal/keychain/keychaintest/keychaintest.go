@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -109,9 +110,26 @@ exec "$0" "$@"`
 	cmd := exec.CommandContext(ctx, "dbus-run-session", args...)
 	cmd.Dir, _ = os.Getwd()
 	cmd.Env = childEnv(bus, home, runtimeDir)
-	cmd.WaitDelay = 5 * time.Second
+	// The bus may start a service of its own (a second
+	// gnome-keyring-daemon, activated when the first is slow to claim its
+	// name on a loaded machine) that outlives the bus. It is in the bus's
+	// process group, which is killed when the child is done, and the
+	// output goes to a file, so such a process never holds a pipe the wait
+	// needs closed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	outFile, err := os.Create(filepath.Join(dir, "output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outFile.Close()
+	cmd.Stdout, cmd.Stderr = outFile, outFile
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
+	err = cmd.Start()
+	if err == nil {
+		err = cmd.Wait()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what the bus started and left
+	}
+	out, _ := os.ReadFile(outFile.Name())
 	text := string(out)
 	switch {
 	case err != nil:
