@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/nodwyn/nodwyn/internal/event"
 )
 
 // A session whose state.json is missing (deleted, or never written: a disk
@@ -69,48 +71,47 @@ func (s *Store) rebuildState(id, why string) (*SessionState, error) {
 	lost := 0        // compactions that could not be applied
 	runs, ended := 0, false
 	usage := map[string]int{}
+	addUsage := func(u event.Usage) {
+		usage["input_tokens"] += u.InputTokens
+		usage["cached_tokens"] += u.CachedTokens
+		usage["cache_write_tokens"] += u.CacheWriteTokens
+		usage["output_tokens"] += u.OutputTokens
+	}
 	for _, ev := range evs {
-		d := ev.Data
-		str := func(k string) string { v, _ := d[k].(string); return v }
-		flag := func(k string) bool { v, _ := d[k].(bool); return v }
 		if st.Created.IsZero() {
 			st.Created = ev.Time
 		}
 		st.Updated = ev.Time
-		switch ev.Type {
-		case "run.start":
+		// A field of another JSON type than its own (a log older than the
+		// schema: docs/events.md, Changes) is left zero, and err says so.
+		d, err := event.Decode(ev.Type, ev.Data)
+		switch e := d.(type) {
+		case event.RunStart:
 			if runs == 0 {
-				st.Folder, st.Instruction, st.Profile = str("folder"), str("instruction"), str("profile")
-				st.Sandbox, st.Unattended, st.Yolo = flag("sandbox"), flag("unattended"), flag("yolo")
+				st.Folder, st.Instruction, st.Profile = e.Folder, e.Instruction, e.Profile
+				st.Sandbox, st.Unattended, st.Yolo = e.Sandbox, e.Unattended, e.Yolo
 			}
-			if m := str("model"); m != "" {
-				st.Model = m
-			}
-			if p := str("provider"); p != "" {
-				st.Provider = p
+			if e.Model != "" {
+				st.Model = e.Model
 			}
 			runs++
 			ended = false
-		case "run.end":
-			st.Status, ended = str("status"), true
-		case "message":
-			if str("role") == "user" {
+		case event.RunEnd: // its usage is the run's total: the requests' are counted
+			st.Status, ended = e.Status, true
+		case event.Message:
+			if e.Role == "user" {
 				closeOpen()
-				msgs = append(msgs, logMessage{Role: "user", Content: str("text")})
+				msgs = append(msgs, logMessage{Role: "user", Content: e.Text})
 			}
-		case "model.reply":
+		case event.ModelReply:
 			closeOpen()
-			m := logMessage{Role: "assistant", Content: str("text")}
-			calls, _ := d["tool_calls"].([]any)
-			for _, c := range calls {
-				cm, _ := c.(map[string]any)
-				tc := logToolCall{}
-				tc.ID, _ = cm["id"].(string)
-				tc.Name, _ = cm["name"].(string)
-				if raw, ok := cm["raw_arguments"].(string); ok {
-					tc.Arguments = raw
-				} else if args, ok := cm["arguments"].(map[string]any); ok && len(args) > 0 {
-					b, _ := json.Marshal(args)
+			m := logMessage{Role: "assistant", Content: e.Text}
+			for _, c := range e.ToolCalls {
+				tc := logToolCall{ID: c.ID, Name: c.Name}
+				if c.RawArguments != "" {
+					tc.Arguments = c.RawArguments
+				} else if len(c.Arguments) > 0 {
+					b, _ := json.Marshal(c.Arguments)
 					tc.Arguments = string(b)
 				}
 				m.ToolCalls = append(m.ToolCalls, tc)
@@ -119,29 +120,32 @@ func (s *Store) rebuildState(id, why string) (*SessionState, error) {
 			if len(m.ToolCalls) > 0 {
 				open = len(msgs) - 1
 			}
-		case "tool.result":
-			id := str("id")
-			if open < 0 || id == "" || answered[id] {
+			addUsage(e.Usage)
+		case event.ToolResult:
+			if open < 0 || e.ID == "" || answered[e.ID] {
 				break // a call no reply made (Scheme's own), or one answered
 			}
 			for _, tc := range msgs[open].ToolCalls {
-				if tc.ID == id {
-					answered[id] = true
-					msgs = append(msgs, logMessage{Role: "tool", ToolCallID: id, Name: str("name"), Content: str("output"), IsError: flag("error")})
+				if tc.ID == e.ID {
+					answered[e.ID] = true
+					msgs = append(msgs, logMessage{Role: "tool", ToolCallID: e.ID, Name: e.Name, Content: e.Output, IsError: e.Error})
 					break
 				}
 			}
 			if len(answered) == len(msgs[open].ToolCalls) {
 				open, answered = -1, map[string]bool{}
 			}
-		case "tool.call":
+		case event.ToolCall:
 			st.ToolCalls++
-		case "model.aside":
-			aside = str("text")
-		case "compaction":
-			from, okf := intField(d["from"])
-			to, okt := intField(d["to"])
-			if !okf || !okt || from < 0 || to > len(msgs) || from >= to || aside == "" {
+		case event.ModelAside:
+			aside = e.Text
+			addUsage(e.Usage)
+		case event.Judge: // the session counts the judge's requests in its usage too
+			usage["input_tokens"] += e.InputTokens
+			usage["output_tokens"] += e.OutputTokens
+		case event.Compaction:
+			from, to := e.From, e.To
+			if err != nil || from < 0 || to > len(msgs) || from >= to || aside == "" {
 				lost++
 				break
 			}
@@ -151,13 +155,6 @@ func (s *Store) rebuildState(id, why string) (*SessionState, error) {
 				open -= to - from - 1
 			} else if open >= from {
 				open = -1
-			}
-		}
-		if ev.Type != "run.end" {
-			for _, k := range []string{"input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens"} {
-				if n, ok := intField(d[k]); ok {
-					usage[k] += n
-				}
 			}
 		}
 	}
@@ -185,20 +182,6 @@ func (s *Store) rebuildState(id, why string) (*SessionState, error) {
 	}
 	st.Rebuilt = note
 	return st, nil
-}
-
-// intField reads a number an event decoded from JSON carries.
-func intField(v any) (int, bool) {
-	switch x := v.(type) {
-	case float64:
-		return int(x), x == float64(int(x))
-	case int:
-		return x, true
-	case json.Number:
-		n, err := x.Int64()
-		return int(n), err == nil
-	}
-	return 0, false
 }
 
 // stateProblem says what is wrong with a state file that could not be
