@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/guard"
 	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/session"
@@ -265,11 +266,10 @@ func (k *console) answers(ev store.Event) {
 	if ev.Type != "model.reply" || k.r.JSON {
 		return
 	}
-	text, _ := ev.Data["text"].(string)
-	if calls, _ := ev.Data["tool_calls"].([]map[string]any); len(calls) > 0 || strings.TrimSpace(text) == "" {
-		return
-	}
-	if calls, _ := ev.Data["tool_calls"].([]any); len(calls) > 0 {
+	d, _ := event.Decode(ev.Type, ev.Data) // built in this process, or through JSON: the same
+	reply, _ := d.(event.ModelReply)
+	text := reply.Text
+	if len(reply.ToolCalls) > 0 || strings.TrimSpace(text) == "" {
 		return
 	}
 	k.mu.Lock()

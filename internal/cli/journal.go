@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/journal"
 	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/internal/termtext"
@@ -101,8 +102,9 @@ func loggedJournalSeq(logPath string) int64 {
 		if ev.Type != "self_validation" {
 			continue
 		}
-		if f, ok := ev.Data["journal_seq"].(float64); ok && int64(f) > max {
-			max = int64(f)
+		d, _ := event.Decode(ev.Type, ev.Data) // a journal_seq of another type is 0
+		if v, _ := d.(event.SelfValidation); v.JournalSeq > max {
+			max = v.JournalSeq
 		}
 	}
 	return max

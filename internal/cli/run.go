@@ -12,6 +12,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/launch"
 	"github.com/nodwyn/nodwyn/internal/session"
 	"github.com/nodwyn/nodwyn/internal/store"
@@ -208,7 +209,7 @@ func (e *env) hooks(h launch.Hooks) launch.Hooks {
 func (rend *renderer) watch() launch.Watch {
 	return launch.Watch{
 		Sinks:     []func(store.Event){rend.event},
-		Note:      func(text string) { rend.event(store.Event{Type: "note", Data: map[string]any{"text": text}}) },
+		Note:      func(text string) { rend.event(store.Event{Type: "note", Data: event.Map(event.Note{Text: text})}) },
 		ModelData: rend.modelDataNow,
 		Started:   func(s *session.Session, _ string) { rend.start(s.ID) },
 		Finished:  rend.finish,
