@@ -73,8 +73,21 @@ func confinedRun(t *testing.T, h *sandbox.NoSandbox, home, folder, line string, 
 // made for the folder, git's commits, branches and stashes, make, a venv
 // in the folder, a test's temporary files, a local server the same
 // command talks to.
+//
+// go build/test and a venv take most of its time: they run in
+// TestConfinedWritesKeepGoAndPythonWork (make test-slow); this keeps the
+// rest in make test.
 func TestConfinedWritesKeepOrdinaryWork(t *testing.T) {
-	confinedOrdinaryWork(t, false)
+	confinedOrdinaryWork(t, false, false)
+}
+
+// go build and go test with a warm build cache, and a venv in the folder,
+// under write confinement. Some seconds: make test-slow.
+func TestConfinedWritesKeepGoAndPythonWork(t *testing.T) {
+	if os.Getenv("NODWYN_SLOW_TESTS") != "1" {
+		t.Skip("go build, go test and a venv under the floor take seconds: make test-slow runs them (NODWYN_SLOW_TESTS=1)")
+	}
+	confinedOrdinaryWork(t, false, true)
 }
 
 // The same with go's build cache as a fresh home has it, none yet: go test
@@ -83,10 +96,10 @@ func TestConfinedWritesKeepOrdinaryWork(t *testing.T) {
 // not in std"). A minute or two: make test-slow.
 func TestConfinedWritesKeepOrdinaryWorkInAFreshHome(t *testing.T) {
 	slowTest(t)
-	confinedOrdinaryWork(t, true)
+	confinedOrdinaryWork(t, true, true)
 }
 
-func confinedOrdinaryWork(t *testing.T, freshCache bool) {
+func confinedOrdinaryWork(t *testing.T, freshCache, builds bool) {
 	gocache := os.Getenv("GOCACHE")
 	if gocache == "" {
 		out, err := exec.Command("go", "env", "GOCACHE").Output()
@@ -112,17 +125,24 @@ func confinedOrdinaryWork(t *testing.T, freshCache bool) {
 	if _, err := os.Stat(filepath.Join(home, "go", "pkg", "mod")); err != nil {
 		t.Errorf("the module cache of a Go folder was not made: %v", err)
 	}
-	work := []string{
-		"go build ./... && go test -count=1 ./...",
+	var work []string
+	if builds {
+		work = append(work, "go build ./... && go test -count=1 ./...")
+	}
+	work = append(work,
 		"git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm one && git branch b && git switch -q b && echo x >> p.go && git stash -q && git stash pop -q && git switch -q - 2>/dev/null || git checkout -q -",
 		"make && cat out.txt",
 		"f=$(mktemp) && echo x > $f && rm $f && mkdir -p $TMPDIR/t/u && rm -r $TMPDIR/t",
 		"echo x > /dev/null; cat ~/.bashrc >/dev/null",
-	}
+	)
 	if _, err := exec.LookPath("python3"); err == nil {
+		if builds {
+			work = append(work, "python3 -m venv --without-pip .venv && .venv/bin/python -c 'import sys; print(sys.prefix)'")
+		}
 		work = append(work,
-			"python3 -m venv --without-pip .venv && .venv/bin/python -c 'import sys; print(sys.prefix)'",
-			"python3 -m http.server 0 --bind 127.0.0.1 > srv.log 2>&1 & for i in $(seq 100); do p=$(grep -o 'port [0-9]*' srv.log | cut -d' ' -f2); [ -n \"$p\" ] && break; sleep 0.1; done; python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:$p/').status)\"; kill %1",
+			// -u: the port's line is in srv.log at once, not when python
+			// exits; each step's failure is the line's.
+			"python3 -u -m http.server 0 --bind 127.0.0.1 > srv.log 2>&1 & for i in $(seq 600); do p=$(grep -o 'port [0-9]*' srv.log | cut -d' ' -f2); [ -n \"$p\" ] && break; sleep 0.1; done; [ -n \"$p\" ] || exit 9; python3 -c \"import urllib.request as u; assert u.urlopen('http://127.0.0.1:$p/').status == 200\"; r=$?; kill %1; exit $r",
 		)
 	}
 	for _, line := range work {
