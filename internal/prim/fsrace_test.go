@@ -83,6 +83,7 @@ func raceConfigs(t *testing.T, private string) []struct {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(f.Close) // its worker thread ends with it, not 10 s idle later (goleak)
 	return append(cs,
 		struct {
 			name   string
@@ -209,6 +210,7 @@ func TestFsWriteUnderTheFloorInADirectoryHoldingADeniedOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(f.Close)
 	deny := func(p string) bool { return p == denied || strings.HasPrefix(p, denied+"/") }
 	tools := newTools(t, Options{Folder: folder, Floor: f, Deny: deny})
 	for _, rel := range []string{"new.txt", "sub/new.txt"} {
