@@ -59,10 +59,6 @@ type ArgvTrigger struct {
 	// sentence echoed into a file, a commit message) is no reason to
 	// refuse.
 	KernelFloor bool
-	// Egress: commands reach the network only through nodwyn's proxy
-	// (Options.Egress); git's fetching subcommands are then the proxy's
-	// to judge.
-	Egress bool
 	// RunDirs are the directories the folder's commands run in instead
 	// of it (Options.RunDirs), Checkout what they are copies of: each
 	// line is also walked from each of them, and a refusal of such a

@@ -489,11 +489,6 @@ func (j *argvJudge) Act(r *bashread.Reading, a bashread.Act) {
 	case bashread.ActGitPush:
 		j.find(Confirm, "git push changes a remote repository; a person is asked")
 	case bashread.ActGitRemote:
-		if j.t.Egress && gitFetches(a.Prog) {
-			// The proxy lets it reach the allowed remotes and asks about,
-			// or declines, any other host.
-			return
-		}
 		j.find(Confirm, "git "+a.Prog+" reaches a remote repository over the network; a person is asked")
 	case bashread.ActGitReadsRepo:
 		j.gitReadsRepo(r, a.Prog)
@@ -504,16 +499,6 @@ func (j *argvJudge) Act(r *bashread.Reading, a bashread.Act) {
 	case bashread.ActGitRemoteConfig:
 		j.find(Confirm, "git -c "+a.What+" changes how git reaches remotes; a person is asked")
 	}
-}
-
-// gitFetches says whether git sub only brings what a remote holds: its
-// network use is then what the session's proxy judges.
-func gitFetches(sub string) bool {
-	switch sub {
-	case "fetch", "pull", "clone", "ls-remote":
-		return true
-	}
-	return false
 }
 
 // gitReadsRepo refuses git sub reading what the repository holds when its

@@ -156,17 +156,6 @@ type Options struct {
 	// mode, what it merely cannot follow, nor, in any mode, prose that
 	// names a denied directory; see the known limits above.
 	KernelFloor bool
-	// Egress is set by the session when its commands reach the network
-	// only through nodwyn's proxy — a network namespace with no route but
-	// to it, not the Landlock-TCP fallback, where a program may still
-	// reach another host on the proxy's port — which lets through the hosts the person
-	// allows (the folder's registries and git remotes by default) and
-	// asks about, or declines, any other; nothing a project or its Scheme
-	// supplies sets it. With it, git fetch, pull, clone and ls-remote are
-	// no longer confirms: where they may connect is the proxy's to judge.
-	// What they send (push) and every other program's network use stay
-	// confirms.
-	Egress bool
 	// RunDirs are other directories the folder's commands run in, as the
 	// folder's stand-in: a working copy's place ([sandbox] mode =
 	// "working_copy" runs every command line in a fresh copy of the
@@ -241,7 +230,7 @@ func New(opts Options) *Guard {
 	g.pin = &RepoPin{Folder: opts.Folder, Scratch: opts.Scratch, Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox}
 	g.argv = &ArgvTrigger{
 		Folder: opts.Folder, Scratch: opts.Scratch, Home: opts.Home,
-		Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox, KernelFloor: opts.KernelFloor, Egress: opts.Egress,
+		Tmp: opts.Lean && opts.Unattended, Sandbox: opts.Sandbox, KernelFloor: opts.KernelFloor,
 		Denylist: g.deny, Timeout: opts.AnalysisTimeout, Env: knownEnv(opts),
 		RunDirs: opts.RunDirs, Checkout: opts.Checkout,
 	}

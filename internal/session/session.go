@@ -460,10 +460,6 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 	}
 	joinFloor()
 	gopts.KernelFloor = s.floor != nil
-	// git fetch and the like are the proxy's to judge only where the
-	// network namespace leaves commands no other way out (not under the
-	// Landlock-TCP fallback).
-	gopts.Egress = egressc != nil && egressErr == nil && s.ns != nil && s.ns.Network()
 	s.guard = guard.New(gopts)
 	s.appr = guard.NewApprovals(s.guard)
 	for _, c := range s.pendingCheckers {
