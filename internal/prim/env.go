@@ -269,7 +269,7 @@ func ScrubEnv(environ []string, allow []string) []string {
 		if !ok || name == "" || name == "PWD" || name == "OLDPWD" {
 			continue
 		}
-		if !allowed(name, allow) || Secret(name, value) {
+		if !allowed(name, allow) || Secret(name, value) || toolchainURLs[name] && urlWithUserOrQuery(value) {
 			continue
 		}
 		out = setEnv(out, name, value)
@@ -286,4 +286,29 @@ func setEnv(env []string, name, value string) []string {
 		}
 	}
 	return append(env, name+"="+value)
+}
+
+// toolchainURLs are the ToolchainEnv variables whose value is a URL, or a
+// list of them (GOPROXY's "https://a,https://b|direct").
+var toolchainURLs = map[string]bool{"GOPROXY": true, "GOSUMDB": true, "PIP_INDEX_URL": true, "PIP_EXTRA_INDEX_URL": true,
+	"UV_INDEX_URL": true, "npm_config_registry": true}
+
+// urlWithUserOrQuery reports whether v holds a URL with a user name
+// (https://TOKEN@host) or with a query or parameters (?_authToken=…,
+// ;token=…): where a registry's token goes when it is not a password.
+func urlWithUserOrQuery(v string) bool {
+	for _, u := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
+		_, rest, ok := strings.Cut(u, "://")
+		if !ok {
+			rest = u // GOSUMDB's "name+key url" and the like
+		}
+		authority := rest
+		if i := strings.IndexAny(authority, "/?#;"); i >= 0 {
+			authority = authority[:i]
+		}
+		if strings.Contains(authority, "@") || strings.ContainsAny(rest, "?;") {
+			return true
+		}
+	}
+	return false
 }

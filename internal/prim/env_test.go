@@ -164,20 +164,46 @@ func TestToolchainPlacesPassToCommands(t *testing.T) {
 		"GOPROXY=https://goproxy.example.com,direct",
 		"npm_config_registry=https://npm.example.com/",
 		"PIP_INDEX_URL=https://user:hunter2@pypi.example.com/simple",
+		"PIP_EXTRA_INDEX_URL=https://glpat-abcdefghij0123456789@gitlab.example.com/api/v4/projects/1/packages/pypi/simple",
+		"UV_INDEX_URL=https://pypi.example.com/simple?private_token=abc123",
+		"GOSUMDB=sum.golang.org",
+		"MAVEN_OPTS=-Dmaven.repo.password=hunter2",
+		"GOFLAGS=-ldflags=-X=main.apiKey=abc123",
 		"XDG_CONFIG_HOME=/home/p/.config",
 		"XDG_DATA_HOME=/home/p/.local/share",
 	}, DefaultOptions().EnvAllow)
 	for _, want := range []string{"GOPATH=/go", "RUSTUP_HOME=/usr/local/rustup", "CARGO_HOME=/usr/local/cargo", "JAVA_HOME=/usr/lib/jvm/java-17",
-		"GOPROXY=https://goproxy.example.com,direct", "npm_config_registry=https://npm.example.com/"} {
+		"GOPROXY=https://goproxy.example.com,direct", "npm_config_registry=https://npm.example.com/", "GOSUMDB=sum.golang.org"} {
 		if !slices.Contains(env, want) {
 			t.Errorf("%s did not pass: %q", want, env)
 		}
 	}
 	for _, kv := range env {
-		for _, gone := range []string{"PIP_INDEX_URL=", "XDG_CONFIG_HOME=", "XDG_DATA_HOME="} {
+		for _, gone := range []string{"PIP_INDEX_URL=", "PIP_EXTRA_INDEX_URL=", "UV_INDEX_URL=", "MAVEN_OPTS=", "GOFLAGS=", "XDG_CONFIG_HOME=", "XDG_DATA_HOME="} {
 			if strings.HasPrefix(kv, gone) {
 				t.Errorf("%s passed to commands", kv)
 			}
+		}
+	}
+}
+
+// A registry's token where ToolchainEnv's URLs carry it when it is no
+// password: the user name, a query, a parameter.
+func TestToolchainURLsWithATokenAreDropped(t *testing.T) {
+	for _, kv := range []string{
+		"GOPROXY=https://x-access-token@proxy.corp.example/,direct",
+		"GOPROXY=https://proxy.golang.org,https://ghp_abc@proxy.corp.example|direct",
+		"npm_config_registry=https://npm.example.com/?_authToken=npm_abc",
+		"npm_config_registry=https://npm.example.com/;_authToken=npm_abc",
+		"PIP_INDEX_URL=https://ghp_abc@pypi.example.com/simple",
+	} {
+		if env := ScrubEnv([]string{kv}, DefaultOptions().EnvAllow); len(env) != 0 {
+			t.Errorf("%s passed to commands", kv)
+		}
+	}
+	for _, kv := range []string{"GOPROXY=https://proxy.golang.org,direct", "GOPROXY=off", "npm_config_registry=https://registry.npmjs.org/"} {
+		if env := ScrubEnv([]string{kv}, DefaultOptions().EnvAllow); len(env) != 1 {
+			t.Errorf("%s did not pass", kv)
 		}
 	}
 }

@@ -122,11 +122,15 @@ func DefaultOptions() Options {
 // cargo or npm looks in the default place, which the write confinement
 // and the egress proxy would then refuse as not the one the person uses.
 // They pass to commands like the rest of EnvAllow, and are still dropped
-// when they hold a secret (an index URL with a password in it).
+// when they hold a secret (an index URL with a password in it), and an
+// index or proxy URL with any user name or query in it is dropped too
+// (toolchainURLs: a token is often the user name, https://TOKEN@host, or a
+// parameter such as ?_authToken=). Option strings (GOFLAGS, MAVEN_OPTS)
+// are not passed: they can carry -Dpassword=… or -X main.apiKey=….
 var ToolchainEnv = []string{
-	"GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOSUMDB", "GONOSUMDB", "GONOSUMCHECK", "GOPRIVATE", "GONOPROXY", "GOFLAGS", "GOTOOLCHAIN", "GOTELEMETRY",
+	"GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOSUMDB", "GONOSUMDB", "GONOSUMCHECK", "GOPRIVATE", "GONOPROXY", "GOTOOLCHAIN", "GOTELEMETRY",
 	"CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN",
-	"JAVA_HOME", "MAVEN_HOME", "M2_HOME", "MAVEN_OPTS", "GRADLE_USER_HOME",
+	"JAVA_HOME", "MAVEN_HOME", "M2_HOME", "GRADLE_USER_HOME",
 	"PYENV_ROOT", "PYENV_VERSION", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CACHE_DIR", "UV_INDEX_URL", "UV_CACHE_DIR",
 	"NVM_DIR", "npm_config_registry", "npm_config_cache", "YARN_CACHE_FOLDER", "PNPM_HOME",
 	"XDG_CACHE_HOME",
