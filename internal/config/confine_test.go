@@ -42,7 +42,7 @@ func TestConfinementKeysAreThePersonsOnly(t *testing.T) {
 		t.Errorf("a project's keys were taken: %+v", c.Sandbox)
 	}
 
-	for _, key := range []string{"writable = [\"/srv\"]", "allow_hosts = [\"x.example\"]", "network = \"open\"", "namespaces = \"off\""} {
+	for _, key := range []string{"writable = [\"/srv\"]", "allow_hosts = [\"x.example\"]", "allow_ports = [5432]", "network = \"open\"", "namespaces = \"off\""} {
 		p := filepath.Join(t.TempDir(), "contract.toml")
 		write(t, p, "[[check]]\nname = \"unit\"\ncommand = \"true\"\n[sandbox]\n"+key+"\n")
 		if _, err := LoadContract(p, false); err == nil || !strings.Contains(err.Error(), "only your own config.toml") {

@@ -103,7 +103,7 @@ func ParseContract(path string, data []byte) (*Contract, error) {
 	if md.IsDefined("sandbox", "deny") {
 		return nil, &Error{File: path, Line: lines.find("sandbox.deny"), Key: "sandbox.deny", Msg: "a contract cannot add to the credential catalogue; only your own config.toml's [sandbox] deny does: remove the key"}
 	}
-	for _, k := range []string{"allow_hosts", "network", "namespaces"} {
+	for _, k := range []string{"allow_hosts", "allow_ports", "network", "namespaces"} {
 		if md.IsDefined("sandbox", k) {
 			return nil, &Error{File: path, Line: lines.find("sandbox." + k), Key: "sandbox." + k, Msg: "a contract cannot choose where commands may connect; only your own config.toml's [sandbox] " + k + " does: remove the key"}
 		}
