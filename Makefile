@@ -37,6 +37,7 @@ build:
 # GORACE: a -race binary otherwise sleeps a second as it exits.
 test-race: TEST_ENV = CGO_ENABLED=1 GORACE=atexit_sleep_ms=0
 test-race: TEST_FLAGS = -race
+test-race: TEST_PARALLEL = $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 TEST_P    ?= $(shell echo $$((2 * $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1))))
 TEST_PARALLEL ?= $(shell echo $$((4 * $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1))))
 test test-race:

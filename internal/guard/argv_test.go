@@ -402,7 +402,7 @@ func TestALongScriptWrittenByAHereDocGoesAhead(t *testing.T) {
 	}
 	b.WriteString("EOF\npython3 big.py")
 	o := e.opts(true)
-	o.AnalysisTimeout = 5 * time.Second // the bound itself is the benchmarks' (here: -race)
+	o.AnalysisTimeout = time.Minute // the verdict, not the time: the bound is the benchmarks (here: -race on a loaded machine took 7.6 s)
 	g := New(o)
 	start := time.Now()
 	d := g.Check(bg, shell(b.String()))
