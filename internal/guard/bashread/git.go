@@ -117,6 +117,11 @@ func (an *Reading) git(base string, args []string, stdin string) string {
 func (an *Reading) gitConfig(kv string) {
 	k, v, _ := strings.Cut(kv, "=")
 	an.judge(v, UseMention)
+	if lk := strings.ToLower(k); strings.HasPrefix(lk, "remote.") && (strings.HasSuffix(lk, ".url") || strings.HasSuffix(lk, ".pushurl") || strings.HasSuffix(lk, ".proxy")) {
+		// Where a remote is, or how it is reached: the session's egress
+		// proxy allows the folder's remotes' hosts by default.
+		an.act(ActGitRemoteConfig, "git", k)
+	}
 	if !gitCommandKeys.MatchString(k) {
 		if an.looksLikePath(v) {
 			an.judge(v, UseOperand)
