@@ -1,11 +1,8 @@
 package egress
 
 import (
-	"errors"
-	"io"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -51,24 +48,5 @@ func (p *Proxy) relay(c net.Conn, rec Conn, target string) {
 		return
 	}
 	defer p.untrack(up)
-	var wg sync.WaitGroup
-	var upErr error
-	wg.Add(1)
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		defer wg.Done()
-		rec.Sent, upErr = io.Copy(up, c)
-		closeWrite(up)
-	}()
-	var downErr error
-	rec.Received, downErr = io.Copy(c, up)
-	closeWrite(c)
-	wg.Wait()
-	if p.isClosed() {
-		rec.Err = "proxy closed"
-	} else if err := errors.Join(upErr, downErr); err != nil {
-		rec.Err = err.Error()
-	}
-	p.report(&rec)
+	p.splice(c, c, up, &rec)
 }

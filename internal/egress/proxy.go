@@ -491,6 +491,14 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request) {
 		p.report(&rec)
 		return
 	}
+	p.splice(c, br, up, &rec) // br holds what the client sent after CONNECT
+}
+
+// splice copies what the client sends (from: c, or a reader that already
+// holds the first of it) to up and up's answer to c, each side's end
+// closing the other's writing half, then reports rec with the bytes each
+// way and what ended it.
+func (p *Proxy) splice(c net.Conn, from io.Reader, up net.Conn, rec *Conn) {
 	var wg sync.WaitGroup
 	var upErr error
 	wg.Add(1)
@@ -498,7 +506,7 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request) {
 	go func() {
 		defer p.wg.Done()
 		defer wg.Done()
-		rec.Sent, upErr = io.Copy(up, br) // br holds what the client sent after CONNECT
+		rec.Sent, upErr = io.Copy(up, from)
 		closeWrite(up)
 	}()
 	var downErr error
@@ -510,7 +518,7 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request) {
 	} else if err := errors.Join(upErr, downErr); err != nil {
 		rec.Err = err.Error()
 	}
-	p.report(&rec)
+	p.report(rec)
 }
 
 func closeWrite(c net.Conn) {
