@@ -48,8 +48,8 @@ func BenchmarkMCPWholeProcess(b *testing.B) {
 		}
 		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Done."},"finish_reason":"stop"}]}`+"\n\n")
-		fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`+"\n\ndata: [DONE]\n\n")
+		sseAnswer(w)
+		sseEnd(w)
 	}))
 	defer srv.Close()
 	folder := filepath.Join(dir, "proj")

@@ -37,9 +37,9 @@ func BenchmarkSessionNamespaces(b *testing.B) {
 				"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "tool_calls": []any{call}}, "finish_reason": "tool_calls"}}})
 			fmt.Fprintf(w, "data: %s\n\n", chunk)
 		} else {
-			fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Done."},"finish_reason":"stop"}]}`+"\n\n")
+			sseAnswer(w)
 		}
-		fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`+"\n\ndata: [DONE]\n\n")
+		sseEnd(w)
 	}))
 	defer srv.Close()
 	folder := filepath.Join(dir, "proj")

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,4 +130,15 @@ func rssAnonKB(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// sseAnswer writes a Chat Completions stream chunk that answers "Done."
+// and ends the turn; sseEnd the usage chunk and [DONE] after it (the
+// benchmarks' local OpenAI-compatible servers).
+func sseAnswer(w io.Writer) {
+	fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Done."},"finish_reason":"stop"}]}`+"\n\n")
+}
+
+func sseEnd(w io.Writer) {
+	fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`+"\n\ndata: [DONE]\n\n")
 }
