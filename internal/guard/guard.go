@@ -319,6 +319,33 @@ func (g *Guard) Options() Options { return g.opts }
 // scratch directory.
 func (g *Guard) Check(ctx context.Context, req Request) Decision {
 	req.roles = g.roles
+	best := g.checkBuiltins(ctx, req)
+	g.mu.Lock()
+	project := append([]Checker(nil), g.project...)
+	g.mu.Unlock()
+	for _, c := range project {
+		d := safeCheck(ctx, c, req)
+		if d.Verdict > best.Verdict {
+			best = d
+		}
+	}
+	return best
+}
+
+// CheckArg judges one value as the built-in checkers judge a tool's
+// argument named name with the role: a path read, searched or written, a
+// command, content written. A project checker that sends values elsewhere
+// (the MCP tools' checker sends a call's arguments to a server) judges
+// them by the guard's own rules with it, not with a guard of its own;
+// project checkers are not asked (they judge the call itself).
+func (g *Guard) CheckArg(ctx context.Context, role roles.Role, name, value string) Decision {
+	const tool = "(argument)"
+	return g.checkBuiltins(ctx, Request{Tool: tool, Args: map[string]any{name: value},
+		roles: newRoles([]ToolParam{{Tool: tool, Param: name, Role: role, Required: true}})})
+}
+
+// checkBuiltins is the strictest decision of the built-in checkers.
+func (g *Guard) checkBuiltins(ctx context.Context, req Request) Decision {
 	best := Decision{Verdict: Allow}
 	for _, c := range g.builtins {
 		d := c.Check(ctx, req)
@@ -326,15 +353,6 @@ func (g *Guard) Check(ctx context.Context, req Request) Decision {
 			d.Checker = c.Name()
 		}
 		if d.Verdict > best.Verdict || (best.Verdict == Allow && best.Reason == "" && d.Reason != "") {
-			best = d
-		}
-	}
-	g.mu.Lock()
-	project := append([]Checker(nil), g.project...)
-	g.mu.Unlock()
-	for _, c := range project {
-		d := safeCheck(ctx, c, req)
-		if d.Verdict > best.Verdict {
 			best = d
 		}
 	}

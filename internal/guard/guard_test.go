@@ -202,3 +202,47 @@ func TestAToolGetsItsRolesFromTheOptions(t *testing.T) {
 		t.Error("an approval of `make lint` covers `make`")
 	}
 }
+
+// CheckArg judges a value as a tool's argument of the role is judged, by
+// the built-in checkers only: a credential path read or a write outside
+// the folder is stopped as fs-read's or fs-write's would be, a secret in
+// content likewise, and the ordinary values go through; a project checker
+// (which judges the call itself) is not asked.
+func TestCheckArgJudgesAValueAsAnArgumentOfItsRole(t *testing.T) {
+	e := newTestEnv(t)
+	g := e.guard(false)
+	asked := 0
+	g.AddChecker(funcChecker{"project", func(Request) Decision { asked++; return Decision{Verdict: Refuse} }})
+	key := filepath.Join(e.Home, ".ssh", "id_rsa")
+	for _, tc := range []struct {
+		role  roles.Role
+		value string
+		as    Request
+	}{
+		{roles.PathRead, key, file("fs-read", key)},
+		{roles.PathRead, filepath.Join(e.Folder, "main.go"), file("fs-read", "main.go")},
+		{roles.PathWrite, filepath.Join(e.Home, ".bashrc"), file("fs-write", filepath.Join(e.Home, ".bashrc"))},
+		{roles.PathWrite, filepath.Join(e.Folder, "main.go"), file("fs-write", "main.go")},
+		{roles.Content, "aws_secret_access_key = " + canary, Request{Tool: "fs-write", Args: map[string]any{"path": "a.txt", "content": "aws_secret_access_key = " + canary}}},
+		{roles.Content, "package main\n", Request{Tool: "fs-write", Args: map[string]any{"path": "a.txt", "content": "package main\n"}}},
+	} {
+		got := g.CheckArg(bg, tc.role, "path", tc.value)
+		if tc.role == roles.Content {
+			got = g.CheckArg(bg, tc.role, "content", tc.value)
+		}
+		asked = 0
+		want := g.checkBuiltins(bg, Request{Tool: tc.as.Tool, Args: tc.as.Args, roles: g.roles})
+		if got.Verdict != want.Verdict || got.Checker != want.Checker {
+			t.Errorf("%s %q: %v by %s, as %s's argument %v by %s", tc.role, tc.value, got.Verdict, got.Checker, tc.as.Tool, want.Verdict, want.Checker)
+		}
+	}
+	if asked != 0 {
+		t.Errorf("CheckArg asked the project checker %d times", asked)
+	}
+	if d := g.CheckArg(bg, roles.PathRead, "path", key); d.Verdict != Refuse {
+		t.Errorf("a credential read: %v", d.Verdict)
+	}
+	if d := g.CheckArg(bg, roles.PathWrite, "path", filepath.Join(e.Folder, "main.go")); d.Verdict != Allow {
+		t.Errorf("a write in the folder: %v (%s)", d.Verdict, d.Reason)
+	}
+}

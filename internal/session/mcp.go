@@ -293,30 +293,14 @@ const mcpCheckerName = "mcp"
 // the arguments are sent to the server. The strictest verdict stands: a
 // refused path is refused even for an allowed tool.
 type mcpChecker struct {
-	s      *Session
-	once   sync.Once
-	shadow *guard.Guard // the session guard's options with the synthetic tools' roles
-	hosts  *egress.Allowlist
+	s     *Session
+	once  sync.Once
+	hosts *egress.Allowlist
 }
 
 func (c *mcpChecker) Name() string { return mcpCheckerName }
 
-// The synthetic tools an argument is judged as.
-const (
-	mcpReadTool    = "mcp path read"
-	mcpWriteTool   = "mcp path write"
-	mcpContentTool = "mcp arguments"
-)
-
 func (c *mcpChecker) init() {
-	opts := c.s.guard.Options()
-	opts.Tools = append(guardTools(),
-		guard.ToolParam{Tool: mcpReadTool, Param: "path", Role: roles.PathRead, Required: true},
-		guard.ToolParam{Tool: mcpWriteTool, Param: "path", Role: roles.PathWrite, Required: true},
-		guard.ToolParam{Tool: mcpContentTool, Param: "arguments", Role: roles.Content, Required: true},
-	)
-	opts.Denylist = c.s.guard.Denylist()
-	c.shadow = guard.New(opts)
 	if c.s.egress != nil {
 		c.hosts = &egress.Allowlist{}
 		_ = c.hosts.Add(c.s.egressRules...) // checked when the proxy took them
@@ -349,22 +333,22 @@ func (c *mcpChecker) Check(ctx context.Context, req guard.Request) guard.Decisio
 			best = d
 		}
 	}
-	pathTool := mcpWriteTool
+	pathRole := roles.PathWrite
 	if t.ReadOnly {
-		pathTool = mcpReadTool
+		pathRole = roles.PathRead
 	}
 	for _, role := range t.Roles {
 		for _, v := range argStrings(req.Args[role.Name]) {
 			switch role.Role {
 			case mcp.RolePath:
-				stricter(c.judgePath(ctx, t, pathTool, role.Name, v))
+				stricter(c.judgePath(ctx, t, pathRole, role.Name, v))
 			case mcp.RoleURL:
-				stricter(c.judgeURL(ctx, t, pathTool, role.Name, v))
+				stricter(c.judgeURL(ctx, t, pathRole, role.Name, v))
 			}
 		}
 	}
 	if all := argStrings(req.Args); len(all) > 0 {
-		d := c.shadow.Check(ctx, guard.Request{Tool: mcpContentTool, Args: map[string]any{"arguments": strings.Join(all, "\n")}})
+		d := c.s.guard.CheckArg(ctx, roles.Content, "arguments", strings.Join(all, "\n"))
 		if d.Verdict > guard.Allow {
 			d.Reason = strings.Replace(d.Reason, "the arguments to write", "the arguments sent to the MCP server "+t.Server, 1)
 		}
@@ -377,14 +361,14 @@ func (c *mcpChecker) Check(ctx context.Context, req guard.Request) guard.Decisio
 // writes: as given (relative to the folder, the server's working
 // directory), and with a leading ~ taken as the home (a server may expand
 // it, as a shell does).
-func (c *mcpChecker) judgePath(ctx context.Context, t mcp.Tool, tool, arg, p string) guard.Decision {
+func (c *mcpChecker) judgePath(ctx context.Context, t mcp.Tool, role roles.Role, arg, p string) guard.Decision {
 	cands := []string{p}
 	if rest, ok := strings.CutPrefix(p, "~"); ok && (rest == "" || strings.HasPrefix(rest, "/")) {
-		cands = append(cands, filepath.Join(c.shadow.Options().Home, rest))
+		cands = append(cands, filepath.Join(c.s.guard.Options().Home, rest))
 	}
 	best := guard.Decision{}
 	for _, cand := range cands {
-		d := c.shadow.Check(ctx, guard.Request{Tool: tool, Args: map[string]any{"path": cand}})
+		d := c.s.guard.CheckArg(ctx, role, "path", cand)
 		if d.Verdict > best.Verdict {
 			d.Reason = fmt.Sprintf("%s's argument %s names %s: %s", t.Name, arg, p, d.Reason)
 			best = d
@@ -397,14 +381,14 @@ func (c *mcpChecker) judgePath(ctx context.Context, t mcp.Tool, tool, arg, p str
 // ws(s) or ftp URL by its host, where commands reach other hosts through
 // the session's proxy, by the proxy's allowlist (a host it would refuse a
 // command is refused to the tool).
-func (c *mcpChecker) judgeURL(ctx context.Context, t mcp.Tool, pathTool, arg, v string) guard.Decision {
+func (c *mcpChecker) judgeURL(ctx context.Context, t mcp.Tool, pathRole roles.Role, arg, v string) guard.Decision {
 	u, err := url.Parse(strings.TrimSpace(v))
 	if err != nil {
 		return guard.Decision{}
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "file":
-		return c.judgePath(ctx, t, pathTool, arg, u.Path)
+		return c.judgePath(ctx, t, pathRole, arg, u.Path)
 	case "http", "https", "ws", "wss", "ftp":
 	default:
 		return guard.Decision{}
