@@ -2,7 +2,8 @@
 ;;;
 ;;; The session reads some of these by name (continue-message,
 ;;; refusal-message, not-approved-message, no-such-tool-message,
-;;; bad-arguments-message, interrupted-call-result, interrupted-call-not-run):
+;;; bad-arguments-message, interrupted-call-result, interrupted-call-not-run,
+;;; interrupted-call-stopped, stopped-call-result, person-interrupted-message):
 ;;; a string, or a procedure it calls with the arguments shown, that returns
 ;;; one. A project redefines any of them; one that fails or returns no string
 ;;; is replaced by the built-in text, and a note says so.
@@ -62,6 +63,22 @@ When that is done, reply with a short summary and no tool call.")
   (string-append "this call ran before the session was interrupted; its result:\n" output))
 (define interrupted-call-not-run
   "not run: the session was interrupted before this call finished")
+
+;; A resumed run answers a call its log shows started with no result (the
+;; session's process was stopped or killed while it ran); ran is how long
+;; it had run at least ("3.2 s").
+(define (interrupted-call-stopped tool ran)
+  (string-append "stopped: this " tool " call started and had run for at least " ran
+                 " when the session ended while it ran (its process was stopped or killed); what it printed was not kept. Check what it did before you run it again"))
+
+;; The result of a call the run's end stopped while it ran (Ctrl-C, the
+;; deadline, a signal): ran is how long it ran ("3.2 s"), why why it was
+;; stopped, output what it had printed until then.
+(define (stopped-call-result tool ran why output)
+  (string-append "stopped: this " tool " call ran for " ran " and was stopped because " why
+                 (if (string-null? (string-trim output))
+                     "; it had printed nothing"
+                     (string-append "; what it printed until then:\n" output))))
 
 ;; The result of a call whose arguments are not one JSON object: problem is
 ;; what the JSON reader said.

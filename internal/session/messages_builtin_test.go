@@ -1,23 +1,26 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/internal/store"
+	"github.com/nodwyn/nodwyn/scheme"
 )
 
 // The built-in text of a message the session says (say's fallback, said
 // when the message fails or is no string) is what prompts/messages.scm
 // says: the same runs, once with messages.scm's definitions and once with
 // each of them bound to a number (so the built-in text is said, and a
-// note says so), give the model the same words. Not covered here:
-// interrupted-call-result, interrupted-call-stopped, stopped-call-result
-// and person-interrupted-message.
+// note says so), give the model the same words. The messages of
+// interruptions are TestTheBuiltInInterruptionMessagesAreMessagesScms's.
 func TestTheBuiltInMessagesAreMessagesScms(t *testing.T) {
 	const builtin = `
 (define refusal-message 0)
@@ -84,5 +87,116 @@ done
 		if scmNotes != 0 || goNotes == 0 {
 			t.Errorf("%s: %d notes of built-in text with messages.scm, %d without: the built-in text was not what was said", name, scmNotes, goNotes)
 		}
+	}
+}
+
+// The same for the messages of interruptions: a command stopped by Ctrl-C
+// in the console (stopped-call-result), the
+// message after it (person-interrupted-message), and a resumed session's
+// answers to a call that ran (interrupted-call-result) and one that was
+// running when its process ended (interrupted-call-stopped).
+func TestTheBuiltInInterruptionMessagesAreMessagesScms(t *testing.T) {
+	const builtin = `
+(define stopped-call-result 0)
+(define person-interrupted-message 0)
+(define interrupted-call-result 0)
+(define interrupted-call-stopped 0)
+`
+	secs := regexp.MustCompile(`[0-9]+\.[0-9] s`) // how long a call ran
+	interrupted := func(init, command string) ([]string, int) {
+		opts := baseOpts(t)
+		if init != "" {
+			writeInit(t, &opts, init)
+		}
+		c := newConsole(t, opts, `
+> reply
+call shell-exec {"command": "`+command+`; touch started; sleep 30"}
+> reply
+Going on.
+`)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		go func() {
+			waitFile(t, filepath.Join(opts.Folder, "started"))
+			cancel(ErrInterrupted)
+		}()
+		if out := c.s.Continue(ctx, "wait"); out.Status != "interrupted" {
+			t.Fatalf("status %q, want interrupted", out.Status)
+		}
+		c.s.Continue(context.Background(), "go on")
+		var read []string
+		for _, m := range c.model.Requests()[1].Messages[2:] {
+			read = append(read, secs.ReplaceAllString(m.Content, "N s"))
+		}
+		return read, promptNotes(c)
+	}
+	resumed := func(init string) ([]string, int) {
+		opts := baseOpts(t)
+		if init != "" {
+			writeInit(t, &opts, init)
+		}
+		c := newConsole(t, opts, "> reply\nDone.\n")
+		s := c.s
+		s.messages = []provider.Message{
+			{Role: provider.RoleUser, Content: "the task"},
+			{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{
+				{ID: "c1", Name: "shell-exec", Arguments: `{"command":"echo ran"}`},
+				{ID: "c2", Name: "shell-exec", Arguments: `{"command":"sleep 60"}`},
+			}},
+		}
+		s.emit(event.ModelReply{ToolCalls: []event.ReplyCall{{ID: "c1", Name: "shell-exec"}, {ID: "c2", Name: "shell-exec"}}})
+		s.emit(event.ToolCall{ID: "c1", Name: "shell-exec", N: 1, Arguments: map[string]any{"command": "echo ran"}})
+		s.emit(event.ToolDecision{ID: "c1", Name: "shell-exec", Allowed: true, Decision: "allow"})
+		s.emit(s.toolResult("c1", "shell-exec", false, 0, "ran\n", nil, 3, ""))
+		s.emit(event.ToolCall{ID: "c2", Name: "shell-exec", N: 2, Arguments: map[string]any{"command": "sleep 60"}})
+		s.emit(event.ToolDecision{ID: "c2", Name: "shell-exec", Allowed: true, Decision: "allow"})
+		s.closeInterrupted(context.Background())
+		var read []string
+		for _, m := range s.messages[2:] {
+			read = append(read, secs.ReplaceAllString(m.Content, "N s"))
+		}
+		return read, promptNotes(c)
+	}
+	runs := map[string]func(string) ([]string, int){
+		"a command stopped with output": func(init string) ([]string, int) { return interrupted(init, "echo partial-output") },
+		"a resumed session":             resumed,
+	}
+	for name, run := range runs {
+		scm, scmNotes := run("")
+		goText, goNotes := run(builtin)
+		if len(scm) < 2 || !slices.Equal(scm, goText) {
+			t.Errorf("%s: prompts/messages.scm says\n%q\nthe built-in texts say\n%q", name, scm, goText)
+		}
+		if scmNotes != 0 || goNotes == 0 {
+			t.Errorf("%s: %d notes of built-in text with messages.scm, %d without: the built-in text was not what was said", name, scmNotes, goNotes)
+		}
+	}
+}
+
+// promptNotes counts the notes that say a built-in text was said.
+func promptNotes(c *consoleRun) int {
+	n := 0
+	for _, ev := range c.of("note") {
+		if text, _ := ev.Data["text"].(string); strings.HasPrefix(text, "prompts: ") {
+			n++
+		}
+	}
+	return n
+}
+
+// stopped-call-result's two forms (a call that printed nothing, one that
+// printed) and interrupted-call-stopped, said by messages.scm, are the
+// built-in texts.
+func TestTheStoppedMessagesAreTheBuiltInTexts(t *testing.T) {
+	c := newConsole(t, baseOpts(t), "> reply\nDone.\n")
+	str := scheme.NewString
+	for _, out := range []string{"", " \n", "partial\n"} {
+		want := stoppedText("shell-exec", "1.5 s", "the deadline passed", out)
+		if got := c.s.say(context.Background(), "stopped-call-result", "", str("shell-exec"), str("1.5 s"), str("the deadline passed"), str(out)); got != want {
+			t.Errorf("output %q: messages.scm says\n%q\nthe built-in text is\n%q", out, got, want)
+		}
+	}
+	want := unfinishedText("shell-exec", "2.0 s")
+	if got := c.s.say(context.Background(), "interrupted-call-stopped", "", str("shell-exec"), str("2.0 s")); got != want {
+		t.Errorf("messages.scm says\n%q\nthe built-in text is\n%q", got, want)
 	}
 }
