@@ -75,9 +75,9 @@ test-short:
 # make test skips them, saying so; .ci/run runs them after make test.
 # A race test whose swapping goroutine holds a core makes a few rounds
 # under make test and all of them here (slowCount).
-SLOW_TESTS = TestFloorHoldsTheExfiltrationCorpusForReal|TestFloorDeniesWhatTheLineNeverNames|TestFloorLetsToolchainsWork|TestFloorKeepsACommandFromTracingNodwyn|TestConfinedWritesKeepOrdinaryWorkInAFreshHome|TestConfinedWritesKeepGoAndPythonWork|TestServerEverything|TestServerEverythingInARun|TestEcosystemsWorkUnderConfinement|TestGitFetchFromAHostNotAllowedIsRefused|TestNetworkAttemptsFailUnderConfinement|TestCopyCheckoutRaceWithALinkSwappedForADirectory
+SLOW_TESTS = TestFloorHoldsTheExfiltrationCorpusForReal|TestFloorDeniesWhatTheLineNeverNames|TestFloorLetsToolchainsWork|TestFloorKeepsACommandFromTracingNodwyn|TestConfinedWritesKeepOrdinaryWorkInAFreshHome|TestConfinedWritesKeepGoAndPythonWork|TestServerEverything|TestServerEverythingInARun|TestEcosystemsWorkUnderConfinement|TestGitFetchFromAHostNotAllowedIsRefused|TestNetworkAttemptsFailUnderConfinement|TestCopyCheckoutRaceWithALinkSwappedForADirectory|TestFollowingARunAsItEnds
 test-slow:
-	NODWYN_SLOW_TESTS=1 CGO_ENABLED=1 GORACE=atexit_sleep_ms=0 $(GO) test -race $(TEST_BUILD) -count=1 -run '^($(SLOW_TESTS))$$' ./internal/sandbox/ ./internal/session/ ./internal/mcp/ ./cmd/nodwyn/
+	NODWYN_SLOW_TESTS=1 CGO_ENABLED=1 GORACE=atexit_sleep_ms=0 $(GO) test -race $(TEST_BUILD) -count=1 -run '^($(SLOW_TESTS))$$' ./internal/sandbox/ ./internal/session/ ./internal/mcp/ ./internal/daemon/runs/ ./cmd/nodwyn/
 
 fmt:
 	@out=$$(gofmt -s -l $$(git ls-files '*.go')); \
