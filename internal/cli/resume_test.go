@@ -54,7 +54,8 @@ func (cs *chatServer) taken() []string {
 
 // run --resume goes on with the provider and model the session started
 // with, though config.toml names another provider and the resume names
-// none; a flag of the resume wins (issue 29 item 3).
+// none; a flag of the resume wins (issue 29 item 3); and so does a
+// session whose state.json was lost, rebuilt from its log.
 func TestResumeKeepsTheSessionsProviderAndModel(t *testing.T) {
 	srv := newChatServer(t)
 	home := t.TempDir()
@@ -99,5 +100,20 @@ func TestResumeKeepsTheSessionsProviderAndModel(t *testing.T) {
 	}
 	if got := srv.taken(); len(got) == 0 || got[0] != "/v1/chat/completions gpt-second" {
 		t.Errorf("resumed with --model gpt-second: %q", got)
+	}
+	// With state.json lost, the state rebuilt from the log has them too
+	// (run.start carries the provider, its endpoint and the model).
+	states, _ := filepath.Glob(filepath.Join(home, ".local", "share", "nodwyn", "sessions", "*", "state*"))
+	if len(states) == 0 {
+		t.Fatal("no state.json to lose")
+	}
+	for _, p := range states {
+		os.Remove(p)
+	}
+	if code, errs := run("--resume", "last", "go on"); code != 0 {
+		t.Fatalf("resumed from the log alone: exit %d\n%s", code, errs)
+	}
+	if got := srv.taken(); len(got) == 0 || got[0] != "/v1/chat/completions gpt-second" {
+		t.Errorf("resumed from the log alone: %q", got)
 	}
 }

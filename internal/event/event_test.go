@@ -30,7 +30,7 @@ func TestMapIsTheHandBuiltMap(t *testing.T) {
 			map[string]any{"messages": 1, "tools": 0, "system": "s", "tool_names": []string{}}}, // with system, even empty
 		{ModelRequest{Messages: 3, Tools: 2}, map[string]any{"messages": 3, "tools": 2}},
 		{RunStart{Confinement: Confinement{Reads: "r", Network: "n"}},
-			map[string]any{"session": "", "folder": "", "profile": "", "model": "", "instruction": "", "scratch": "", "sandbox": false,
+			map[string]any{"session": "", "folder": "", "profile": "", "model": "", "provider": "", "instruction": "", "scratch": "", "sandbox": false,
 				"unattended": false, "yolo": false, "resumed": false, "exec": "", "kernel_floor": "",
 				"confinement": map[string]any{"reads": "r", "writes": "", "processes": "", "network": "n"}}},
 	} {

@@ -9,6 +9,9 @@ type RunStart struct {
 	Folder      string      `json:"folder"`
 	Profile     string      `json:"profile"`
 	Model       string      `json:"model"`
+	Provider    string      `json:"provider"`
+	BaseURL     string      `json:"base_url,omitempty"`
+	API         string      `json:"api,omitempty"`
 	Instruction string      `json:"instruction"`
 	Scratch     string      `json:"scratch"`
 	Sandbox     bool        `json:"sandbox"`

@@ -5,6 +5,7 @@ import (
 
 	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/provider"
+	"github.com/nodwyn/nodwyn/internal/store"
 )
 
 // The events that more than one place emits are built here, once each
@@ -15,6 +16,7 @@ import (
 func (s *Session) runStart(profile, instruction string) event.RunStart {
 	return event.RunStart{
 		Session: s.ID, Folder: s.opts.Folder, Profile: profile, Model: s.opts.ModelName,
+		Provider: s.opts.Provider, BaseURL: store.EndpointWithoutSecret(s.opts.BaseURL), API: s.opts.API,
 		Instruction: s.redact(instruction), Scratch: s.scratch,
 		Sandbox: s.opts.Sandbox, Unattended: s.opts.Unattended, Yolo: s.opts.Yolo, Resumed: s.opts.ResumeID != "",
 		Exec:        s.tools.Sandbox().Capabilities().String(),

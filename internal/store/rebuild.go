@@ -94,6 +94,9 @@ func (s *Store) rebuildState(id, why string) (*SessionState, error) {
 			if e.Model != "" {
 				st.Model = e.Model
 			}
+			if e.Provider != "" { // a log from before run.start carried it has none
+				st.Provider, st.BaseURL, st.API = e.Provider, e.BaseURL, e.API
+			}
 			runs++
 			ended = false
 		case event.RunEnd: // its usage is the run's total: the requests' are counted

@@ -39,7 +39,7 @@ func writeLog(t *testing.T, s *Store, id string, evs ...any) {
 }
 
 // A log with all that rebuildState reads: two runs (the settings are the
-// first's, the model the last's), calls with arguments as an object and as
+// first's, the model and provider the last's), calls with arguments as an object and as
 // raw text, a call of an earlier reply with no result (answered "not run"),
 // a stopped result, a compaction (its summary the model.aside before it),
 // the judge's tokens in the usage but not run.end's, and a model.reply of a
@@ -49,7 +49,8 @@ func TestRebuildStateFromALog(t *testing.T) {
 	s := openStore(t)
 	cost := 0.5
 	writeLog(t, s, "s1",
-		event.RunStart{Session: "s1", Folder: "/p", Profile: "default", Model: "m1", Instruction: "go", Sandbox: true, Yolo: true},
+		event.RunStart{Session: "s1", Folder: "/p", Profile: "default", Model: "m1", Provider: "openai", BaseURL: "http://127.0.0.1:8080/v1", API: "responses",
+			Instruction: "go", Sandbox: true, Yolo: true},
 		event.Message{Role: "user", Text: "go"},
 		event.ModelReply{Text: "Looking.", ToolCalls: []event.ReplyCall{
 			{ID: "a", Name: "shell-exec", Arguments: map[string]any{"command": "ls", "n": 2}},
@@ -73,7 +74,7 @@ func TestRebuildStateFromALog(t *testing.T) {
 		event.Compaction{From: 0, To: 4, Messages: 4},
 		event.ModelReply{Text: "Done.", Usage: event.Usage{InputTokens: 60, OutputTokens: 6}},
 		event.RunEnd{Status: "finished", Usage: event.Usage{InputTokens: 1000, OutputTokens: 1000}},
-		event.RunStart{Session: "s1", Folder: "/elsewhere", Profile: "other", Model: "m2", Instruction: "again", Resumed: true},
+		event.RunStart{Session: "s1", Folder: "/elsewhere", Profile: "other", Model: "m2", Provider: "anthropic", Instruction: "again", Resumed: true},
 		Event{Type: "message", Data: map[string]any{"role": "user", "text": "again"}},
 		Event{Type: "model.reply", Data: map[string]any{"text": "old", "tool_calls": []any{
 			map[string]any{"id": "e", "name": "fs-read", "arguments": `{"path":"a"}`}},
@@ -85,7 +86,7 @@ func TestRebuildStateFromALog(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.Folder != "/p" || st.Instruction != "go" || st.Profile != "default" || !st.Sandbox || st.Unattended || !st.Yolo ||
-		st.Model != "m2" || st.Provider != "" || st.Status != "running" || st.ToolCalls != 5 {
+		st.Model != "m2" || st.Provider != "anthropic" || st.BaseURL != "" || st.API != "" || st.Status != "running" || st.ToolCalls != 5 {
 		t.Errorf("rebuilt: %+v", st)
 	}
 	wantUsage := map[string]int{"input_tokens": 100 + 200 + 7 + 300 + 50 + 60 + 1, "cached_tokens": 40, "cache_write_tokens": 5, "output_tokens": 10 + 20 + 2 + 30 + 5 + 6 + 1}
