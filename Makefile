@@ -44,12 +44,6 @@ test-race: TEST_ENV = CGO_ENABLED=1 GORACE=atexit_sleep_ms=0
 test-race: TEST_FLAGS = -race $(TEST_BUILD)
 test-race: TEST_PARALLEL = $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 TEST_BUILD = -gcflags=all=-dwarf=false -ldflags=-w
-# TEST_PKGS: every package, the longest-running first. go test builds and
-# runs in the order it is given the packages, so listed alphabetically
-# the two longest (sandbox 43 s, session 37 s on a loaded machine) began
-# 73 s into a cold run and ended it; first, they run while the others
-# build. The list is ./... all the same: go test takes each package once.
-TEST_PKGS = ./internal/sandbox ./internal/session ./cmd/nodwyn ./internal/cli ./internal/guard ./scheme ./internal/prim ./internal/provider ./...
 TEST_FLAGS ?= $(TEST_BUILD)
 TEST_P    ?= $(shell echo $$((2 * $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1))))
 TEST_PARALLEL ?= $(shell echo $$((4 * $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1))))
@@ -61,8 +55,8 @@ test test-race:
 	  ( $(TEST_ENV) PYTHONDONTWRITEBYTECODE=1 NODWYN_TEST_BINARY=$$d/nodwyn \
 	    python3 -m unittest discover -s integrations/harbor -t . >$$d/py.log 2>&1; echo $$? >$$d/py.rc ) & py=$$!; \
 	fi; \
-	echo "$(strip $(TEST_ENV) $(GO) test $(TEST_FLAGS)) -p $(TEST_P) -parallel $(TEST_PARALLEL) -count=1 -vet=off $(TEST_PKGS)"; \
-	$(TEST_ENV) $(GO) test $(TEST_FLAGS) -p $(TEST_P) -parallel $(TEST_PARALLEL) -count=1 -vet=off $(TEST_PKGS) || rc=1; \
+	echo "$(strip $(TEST_ENV) $(GO) test $(TEST_FLAGS)) -p $(TEST_P) -parallel $(TEST_PARALLEL) -count=1 -vet=off ./..."; \
+	$(TEST_ENV) $(GO) test $(TEST_FLAGS) -p $(TEST_P) -parallel $(TEST_PARALLEL) -count=1 -vet=off ./... || rc=1; \
 	if [ -z "$$py" ]; then \
 	  echo "skip: no python3, so the Harbor adapter's tests (integrations/harbor) did not run"; \
 	else \
