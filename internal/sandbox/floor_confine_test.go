@@ -54,6 +54,7 @@ func confinedHome(t *testing.T, withDenied bool) (h *canaryHome, f *Floor, tmp, 
 // everywhere but the catalogue; every write elsewhere is refused by the
 // kernel, however the program reaches it.
 func TestConfineWritesRefusesPersistence(t *testing.T) {
+	t.Parallel() // slow and independent: it runs beside the serial tests
 	for _, withDenied := range []bool{true, false} {
 		name := "with the catalogue"
 		if !withDenied {

@@ -81,6 +81,7 @@ s.sendto(b"x", socket.MSG_FASTOPEN, (sys.argv[1], int(sys.argv[2]))); print("CON
 // a server the command starts on an allowed port is reachable, and binding
 // any port still works. Without the rules everything goes through.
 func TestConfineConnect(t *testing.T) {
+	t.Parallel() // slow and independent: it runs beside the serial tests
 	needNetFloor(t)
 	py := python(t)
 	h, f, _, _ := confinedHome(t, true)

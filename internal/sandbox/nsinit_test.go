@@ -52,6 +52,7 @@ const environScan = `for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '
 // started nodwyn stays) is not there to read. Without them it is (the
 // test can fail).
 func TestSessionNSHidesOtherProcesses(t *testing.T) {
+	t.Parallel() // slow and independent: it runs beside the serial tests
 	f, ns := nsFloor(t, false)
 	environHolder(t, "CANARY-ns-ENV")
 	out, _ := runUnder(t, f, "/", environScan)
@@ -124,6 +125,7 @@ func TestSessionNSEndsWhatTheSessionStarted(t *testing.T) {
 // on 127.0.0.1 is reached by the next command, and a listener nodwyn makes
 // in the namespace (the proxy's) is reached from it.
 func TestSessionNSNetwork(t *testing.T) {
+	t.Parallel() // slow and independent: it runs beside the serial tests
 	f, ns := nsFloor(t, true)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
@@ -216,6 +218,7 @@ while True:
 // nsenter. Root only (it must become another user); skipped where nsenter
 // or unprivileged user namespaces are missing, saying so.
 func TestSessionNSUnprivileged(t *testing.T) {
+	t.Parallel() // slow and independent: it runs beside the serial tests
 	if os.Getenv("NODWYN_TEST_UNPRIVILEGED") == "1" || os.Geteuid() != 0 {
 		t.Skip("runs the namespace tests as nobody; needs root to become nobody")
 	}

@@ -46,6 +46,7 @@ print(s.recv(100).decode().strip())"`, host, port)
 // session's own: the person's service there is not reached, and a
 // command's own server on it is.
 func TestSessionNSLocalListeners(t *testing.T) {
+	t.Parallel() // slow and independent: it runs beside the serial tests
 	needFloor(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
@@ -130,6 +131,7 @@ func TestSessionNSLocalChecked(t *testing.T) {
 // loopback port nothing listens on (TCP refused), UDP to one; they do not
 // for a command that talks only to its own server, or uses no network.
 func TestSessionNSNetCounts(t *testing.T) {
+	t.Parallel() // slow and independent: it runs beside the serial tests
 	f, ns := nsFloor(t, true)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")

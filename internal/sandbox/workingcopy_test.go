@@ -153,6 +153,7 @@ func TestWorkingCopyHashFollowsTheContent(t *testing.T) {
 // setsid child holding its output included, is not running after the
 // call, whatever the run's handling asked for.
 func TestWorkingCopyKillsWhatTheCommandStarted(t *testing.T) {
+	t.Parallel() // slow and independent: it runs beside the serial tests
 	folder := t.TempDir()
 	wc := newWorkingCopy(t, folder)
 	for _, line := range []string{
