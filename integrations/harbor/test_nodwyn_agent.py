@@ -841,6 +841,10 @@ class LocalEnv(H.BaseEnvironment):
         base = {k: v for k, v in os.environ.items()
                 if not (k.endswith("_API_KEY") or k.startswith("XDG_") or k.startswith("NODWYN_"))}
         base["HOME"] = str(home)
+        # A sandbox-mode session keeps its scratch directory (in $TMPDIR):
+        # in the test's own directory it goes with it.
+        (home / "tmp").mkdir(parents=True, exist_ok=True)
+        base["TMPDIR"] = str(home / "tmp")
         self.base = base
 
     async def exec(self, command, cwd=None, env=None, timeout_sec=None, user=None):

@@ -221,6 +221,7 @@ func TestTheATIFCheckerRejectsWhatHarborRejects(t *testing.T) {
 // in one reply, a refused call, a failing one, log notes, the sandbox
 // finish check.
 func TestATrajectoryKeepsToHarborsModels(t *testing.T) {
+	scratchInTest(t) // a sandbox-mode run keeps its scratch directory
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	proj := filepath.Join(dir, "proj")

@@ -176,6 +176,7 @@ func (d *testDaemon) waitEnd(c *rpc.Client, id string) map[string]any {
 // Two runs at once, each its own session; run.state and run.list say what
 // they are; sandbox mode is recorded as the run asked for it.
 func TestDaemonRunsTwoAtOnce(t *testing.T) {
+	scratchInTest(t) // a sandbox-mode run keeps its scratch directory
 	// Each run's command says it has started and then waits for the test
 	// to let it go: both are seen running together however slow the
 	// machine, and neither can end before the other has begun.

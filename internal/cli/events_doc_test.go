@@ -124,6 +124,7 @@ func checkFields(t *testing.T, what string, obj map[string]any, fields map[strin
 // its type, with the documented JSON types, and every type the document
 // lists occurs; the first event carries the schema version (issue 8 item 19).
 func TestJSONEventsAreAsDocumented(t *testing.T) {
+	scratchInTest(t) // a sandbox-mode run keeps its scratch directory
 	doc, text := eventDoc(t)
 	if !strings.Contains(text, fmt.Sprintf("now **%d**", store.EventSchema)) {
 		t.Errorf("docs/events.md does not say the schema version is %d", store.EventSchema)

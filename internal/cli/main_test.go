@@ -13,3 +13,11 @@ func TestMain(m *testing.M) {
 	mcptest.ServeIfAsked()
 	os.Exit(m.Run())
 }
+
+// scratchInTest sets TMPDIR to a directory of the test's own for its
+// length: a sandbox-mode run keeps its scratch directory when it ends
+// (docs/sandbox.md), and in the test's directory it goes with it instead
+// of piling up in /tmp.
+func scratchInTest(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+}

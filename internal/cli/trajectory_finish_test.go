@@ -18,6 +18,7 @@ import (
 // trajectory it is a "system" step (ATIF: what the agent system itself puts
 // in the context), not a "user" one. The task stays the user's.
 func TestTrajectorySandboxFinishCheckIsASystemStep(t *testing.T) {
+	scratchInTest(t) // a sandbox-mode run keeps its scratch directory
 	dir := t.TempDir()
 	proj := filepath.Join(dir, "proj")
 	os.MkdirAll(proj, 0o755)
@@ -67,6 +68,8 @@ func TestTrajectorySandboxFinishCheckIsASystemStep(t *testing.T) {
 // later message (a person's, in a console) is a user step again, and a
 // note with other words marks nothing.
 func TestTrajectoryOnlyTheFinishCheckMessageIsSystem(t *testing.T) {
+	scratchInTest(t) // a sandbox-mode run keeps its scratch directory
+
 	const finishCheckNote = "sandbox finish check:" // how runtime/finish.scm's note begins
 	p := filepath.Join(t.TempDir(), "t.json")
 	tw, err := launch.NewTrajectory(p, "m", "v")
