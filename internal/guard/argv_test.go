@@ -170,7 +170,22 @@ func TestOptionsAndVariablesThatCarryACommandAreJudgedAsCommands(t *testing.T) {
 			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
 		}
 	}
-	for _, line := range []string{"git -c user.name=x commit -m msg", "sed -n '1,5p' main.go", "PAGER=cat git log", "python3 -c 'import os; print(os.environ)'"} {
+	// What git -c hands its children, in the environment: both of git's
+	// forms, and the numbered keys and values.
+	for _, line := range []string{
+		`GIT_CONFIG_PARAMETERS="'core.pager=cat /etc/shadow'" git log`,
+		`GIT_CONFIG_PARAMETERS="'user.name'='x' 'core.sshCommand'='cat /etc/shadow'" git fetch origin`,
+		`export GIT_CONFIG_PARAMETERS="'alias.x=!cat /etc/shadow'"; git x`,
+		`GIT_CONFIG_PARAMETERS="'core.hooksPath'='/etc'" git commit -m m`,
+		`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='cat /etc/shadow' git log`,
+	} {
+		if d := judge(t, g, line); d.Verdict < SecurityConfirm {
+			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
+		}
+	}
+	for _, line := range []string{"git -c user.name=x commit -m msg", "sed -n '1,5p' main.go", "PAGER=cat git log", "python3 -c 'import os; print(os.environ)'",
+		`GIT_CONFIG_PARAMETERS="'user.name'='x' 'user.email=x@example.com'" git commit -m msg`,
+		`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=x git commit -m msg`} {
 		if d := judge(t, g, line); d.Verdict != Allow {
 			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
 		}

@@ -37,6 +37,16 @@ func (an *Reading) varCarries(name, v string) {
 	switch {
 	case commandVars[name] || strings.HasPrefix(name, "GIT_CONFIG_VALUE"):
 		an.script(v, nil)
+	case name == "GIT_CONFIG_PARAMETERS": // what git -c passes its children
+		items, ok := gitConfigParameters(v)
+		if !ok {
+			an.uncertain = true
+		}
+		for _, kv := range items {
+			an.gitConfig(kv)
+		}
+	case strings.HasPrefix(name, "GIT_CONFIG_KEY_"): // its value is GIT_CONFIG_VALUE_n's, judged as a command
+		an.gitConfig(v + "=")
 	case pathVars[name]:
 		for _, p := range pathListSep.Split(v, -1) {
 			p = strings.TrimPrefix(p, "--require=")
@@ -201,3 +211,40 @@ func (an *Reading) scriptFileIn(name string, pos []string, shellScript, here boo
 var encoderWords = Lazy(`\b(?:base64|base32|basenc|openssl|xxd|uudecode|gunzip|zcat|bzcat|xzcat|unxz|unzstd|zstdcat|uncompress)\b|\b(?:gzip|bzip2|xz|zstd)\s+(?:-\w*d|--decompress)`)
 
 var shebangShell = Lazy(`^#!\s*\S*/(?:env\s+)?(?:ba|da|z|k|a|mk)?sh\b`)
+
+// gitConfigParameters splits GIT_CONFIG_PARAMETERS as git reads it: items
+// separated by spaces, each 'key=value' or 'key'='value', single-quoted
+// with \' for a quote. ok is false when the text does not parse (an
+// unterminated quote), with the items read until then.
+func gitConfigParameters(s string) (items []string, ok bool) {
+	var cur strings.Builder
+	in, have := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case in && c == '\'':
+			in = false
+		case in:
+			cur.WriteByte(c)
+		case c == '\'':
+			in, have = true, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			have = true
+		case c == ' ' || c == '\t' || c == '\n':
+			if have {
+				items = append(items, cur.String())
+			}
+			cur.Reset()
+			have = false
+		default:
+			cur.WriteByte(c)
+			have = true
+		}
+	}
+	if have {
+		items = append(items, cur.String())
+	}
+	return items, !in
+}
