@@ -152,7 +152,7 @@ var keyShapes = []keyShape{
 // a libpq DSN, Password=…; in a .NET connection string, sig=… in an Azure SAS
 // URL) whose values are secrets.
 var secretParams = []string{"password", "passwd", "pwd", "secret", "client_secret", "token", "access_token",
-	"auth_token", "refresh_token", "api_key", "apikey", "accountkey", "sharedaccesskey", "sig",
+	"auth_token", "authtoken", "refresh_token", "api_key", "apikey", "accountkey", "sharedaccesskey", "sig",
 	"x-amz-signature", "x-amz-security-token"}
 
 // SecretValue reports whether a variable's value has the shape of a
@@ -225,7 +225,18 @@ func secretParam(v string) bool {
 			}
 			i += off
 			off = i + len(p) + 1
-			if i > 0 && !strings.ContainsRune("?&; \t\n", rune(low[i-1])) {
+			// The whole parameter's name: p, or a name that ends in p
+			// after a _, - or . (client_api_key, db_password,
+			// private_token, _authToken), starting with a letter or _
+			// (--token=x is a flag) after the start or a separator.
+			j := i
+			for j > 0 && paramNameChar(low[j-1]) {
+				j--
+			}
+			if j > 0 && !strings.ContainsRune("?&; \t\n", rune(low[j-1])) {
+				continue
+			}
+			if j < i && ((low[j] < 'a' || low[j] > 'z') && low[j] != '_' || !strings.ContainsRune("_-.", rune(low[i-1]))) {
 				continue
 			}
 			if off < len(low) && !strings.ContainsRune("&; \t\n", rune(low[off])) {
@@ -234,6 +245,11 @@ func secretParam(v string) bool {
 		}
 	}
 	return false
+}
+
+// paramNameChar reports whether c may be in a parameter's name.
+func paramNameChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
 }
 
 // Secret reports whether the variable name=value holds a secret, by its

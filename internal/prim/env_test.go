@@ -65,6 +65,12 @@ func TestSecretValues(t *testing.T) {
 		"DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc123==;",
 		"https://acct.blob.core.windows.net/c?sv=2020-08-04&sig=abcDEF%3D",
 		"http://localhost:8888/?token=0123abcd",
+		// a secret parameter's name as the end of a longer one
+		"https://api.example.com/v1?client_api_key=abc12345",
+		"host=db user=app db_password=hunter2",
+		"https://gitlab.example.com/api/v4/projects?private_token=glpat-abc",
+		"https://x.example/hook?x.secret=abcdefgh",
+		"https://npm.example.com/?_authToken=npm_abc", // npm's
 		"sk-" + strings.Repeat("a1B2", 12),
 		"sk-proj-" + strings.Repeat("Ab3_-x", 8),
 		"sk-ant-api03-" + strings.Repeat("xY9", 30),
@@ -106,8 +112,9 @@ func TestSecretValues(t *testing.T) {
 		"sk-learn",              // too short to be a key
 		"AKIAIOSFODNN7EXAMPLE2", // an AWS key id has 16 after its prefix
 		"ghp_short",
-		"-mod=mod", "--token=abc", // a flag, not a parameter
-		"rs=0:di=01;34:ln=01;36:*.key=00;31", // LS_COLORS
+		"-mod=mod", "--token=abc", "--api_key=abc", // a flag, not a parameter
+		"https://x.example/?notoken=1&monkey=2", // a name that only ends in the letters
+		"rs=0:di=01;34:ln=01;36:*.key=00;31",    // LS_COLORS
 		"unix:path=/run/user/1000/bus,guid=0123456789abcdef",
 		"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
 	}
