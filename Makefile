@@ -71,11 +71,12 @@ test-short:
 # The for-real suites that take tens of seconds each (the floor against the
 # exfiltration corpus, toolchains and tracing under it, go test in a fresh
 # home under write confinement, whole runs of npm ci, pip, cargo, pytest, go
-# mod download, git fetch and the network attempts under the confinement):
+# mod download, git fetch and the network attempts under the confinement,
+# the session namespaces' tests again as another user):
 # make test skips them, saying so; .ci/run runs them after make test.
 # A race test whose swapping goroutine holds a core makes a few rounds
 # under make test and all of them here (slowCount).
-SLOW_TESTS = TestFloorHoldsTheExfiltrationCorpusForReal|TestFloorDeniesWhatTheLineNeverNames|TestFloorLetsToolchainsWork|TestFloorKeepsACommandFromTracingNodwyn|TestConfinedWritesKeepOrdinaryWorkInAFreshHome|TestConfinedWritesKeepGoAndPythonWork|TestServerEverything|TestServerEverythingInARun|TestEcosystemsWorkUnderConfinement|TestGitFetchFromAHostNotAllowedIsRefused|TestNetworkAttemptsFailUnderConfinement|TestCopyCheckoutRaceWithALinkSwappedForADirectory|TestFollowingARunAsItEnds
+SLOW_TESTS = TestFloorHoldsTheExfiltrationCorpusForReal|TestFloorDeniesWhatTheLineNeverNames|TestFloorLetsToolchainsWork|TestFloorKeepsACommandFromTracingNodwyn|TestConfinedWritesKeepOrdinaryWorkInAFreshHome|TestConfinedWritesKeepGoAndPythonWork|TestServerEverything|TestServerEverythingInARun|TestEcosystemsWorkUnderConfinement|TestGitFetchFromAHostNotAllowedIsRefused|TestNetworkAttemptsFailUnderConfinement|TestCopyCheckoutRaceWithALinkSwappedForADirectory|TestFollowingARunAsItEnds|TestSessionNSUnprivileged
 test-slow:
 	NODWYN_SLOW_TESTS=1 CGO_ENABLED=1 GORACE=atexit_sleep_ms=0 $(GO) test -race $(TEST_BUILD) -count=1 -run '^($(SLOW_TESTS))$$' ./internal/sandbox/ ./internal/session/ ./internal/mcp/ ./internal/daemon/runs/ ./cmd/nodwyn/
 

@@ -217,8 +217,13 @@ while True:
 // as nobody, where each command joins the session's namespaces through
 // nsenter. Root only (it must become another user); skipped where nsenter
 // or unprivileged user namespaces are missing, saying so.
+//
+// It runs those tests a second time, as another user: make test-slow
+// (NODWYN_SLOW_TESTS=1, in .ci/run) runs it. Not parallel: it writes the
+// binary it runs, and a fork of a test beside it would hold the file open
+// (exec: text file busy).
 func TestSessionNSUnprivileged(t *testing.T) {
-	t.Parallel() // slow and independent: it runs beside the serial tests
+	slowTest(t)
 	if os.Getenv("NODWYN_TEST_UNPRIVILEGED") == "1" || os.Geteuid() != 0 {
 		t.Skip("runs the namespace tests as nobody; needs root to become nobody")
 	}
