@@ -79,7 +79,7 @@ func (c *GuardCmd) Run(e *env) error {
 	defer stop()
 	s, err := session.New(ctx, session.Options{
 		Folder: folder, Dry: true, Sandbox: sandbox, Unattended: c.Unattended || sandbox, Profile: profile,
-		Dirs: dirs, Stdout: termtext.Writer(e.stderr), ProjectScheme: pt.Scheme, // what Scheme displays: escaped
+		Dirs: dirs, Getenv: e.getenv, Stdout: termtext.Writer(e.stderr), ProjectScheme: pt.Scheme, // what Scheme displays: escaped
 	})
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}

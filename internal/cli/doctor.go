@@ -256,7 +256,7 @@ func sandboxLine(cfg *config.Config, folder string) string {
 // Landlock ABI and what it denies, or off and why.
 func floorLine(e *env, home string, dirs config.Dirs, folder string) string {
 	d := guard.NewPathDenylist(guard.Options{Folder: folder, Home: home, ConfigDir: dirs.Config, DataDir: dirs.Data,
-		CredentialsDir: e.getenv("CREDENTIALS_DIRECTORY")})
+		CredentialsDir: e.getenv("CREDENTIALS_DIRECTORY"), Getenv: e.getenv})
 	f, err := sandbox.NewFloor(d.Dirs, nil)
 	if err != nil {
 		return "off (" + err.Error() + "); a run says so in its first line, and the guard alone stands between commands and the credential directories"

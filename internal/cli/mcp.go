@@ -91,7 +91,7 @@ func (c *MCPListCmd) Run(e *env) error {
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
 	}
-	opts := session.Options{Folder: folder, Dirs: dirs, Sandbox: c.Sandbox != "", Unattended: c.Sandbox != "", Yolo: c.Sandbox != ""}
+	opts := session.Options{Folder: folder, Dirs: dirs, Getenv: e.getenv, Sandbox: c.Sandbox != "", Unattended: c.Sandbox != "", Yolo: c.Sandbox != ""}
 	launch.ConfigOptions(&opts, cfg, contract, given, pt.Trusted)
 	ctx, stop := signalContext()
 	defer stop()

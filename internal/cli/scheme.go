@@ -105,7 +105,7 @@ func (c *SchemeCmd) Run(e *env) error {
 
 	opts := session.Options{
 		Folder: folder, Dry: true, RunTools: c.RunTools, Sandbox: c.Sandbox == "container", Profile: c.Profile,
-		Dirs: dirs, Stdout: schemeOut(e.stdout), ProjectScheme: pt.Scheme,
+		Dirs: dirs, Getenv: e.getenv, Stdout: schemeOut(e.stdout), ProjectScheme: pt.Scheme,
 	}
 	if tty != nil {
 		opts.Confirm = lineConfirm(tty, tty) // asked and answered where the person types

@@ -49,8 +49,8 @@ func parseCatalogue(text string) ([]CatalogueEntry, error) {
 			return nil, fmt.Errorf("catalogue.txt:%d: want \"path dir|file what it holds\", got %q", i+1, line)
 		}
 		p := f[0]
-		if !strings.HasPrefix(p, "~/") && p != "$CREDENTIALS_DIRECTORY" && p != "@config" && p != "@data" && p != "@former" {
-			return nil, fmt.Errorf("catalogue.txt:%d: a path is ~/…, $CREDENTIALS_DIRECTORY, @config, @data or @former: %q", i+1, p)
+		if _, _, isVar := envEntry(p); !strings.HasPrefix(p, "~/") && !isVar && p != "@config" && p != "@data" && p != "@former" {
+			return nil, fmt.Errorf("catalogue.txt:%d: a path is ~/…, $NAME, $NAME/…, @config, @data or @former: %q", i+1, p)
 		}
 		out = append(out, CatalogueEntry{Path: p, Dir: f[1] == "dir", What: strings.Join(f[2:], " ")})
 	}
@@ -114,6 +114,10 @@ func cataloguePaths(opts Options) []catalogued {
 			}
 		case e.Path == "$CREDENTIALS_DIRECTORY":
 			add(opts.CredentialsDir, e)
+		case strings.HasPrefix(e.Path, "$"):
+			for _, p := range envPlaces(opts, e) {
+				add(p, e)
+			}
 		case strings.HasPrefix(e.Path, "~/"):
 			for _, h := range homes {
 				if h != "" {
@@ -136,3 +140,55 @@ func cataloguePaths(opts Options) []catalogued {
 
 // CatalogueDoc is where a person reads about the catalogue, for refusals.
 const CatalogueDoc = "docs/sandbox.md, \"The credential catalogue\"; add your own with [sandbox] deny in your config.toml"
+
+// envEntry splits a catalogue path $NAME or $NAME/rest.
+func envEntry(p string) (name, rest string, ok bool) {
+	v, found := strings.CutPrefix(p, "$")
+	if !found {
+		return "", "", false
+	}
+	name, rest, _ = strings.Cut(v, "/")
+	if name == "" {
+		return "", "", false
+	}
+	for i, c := range name {
+		if !(c >= 'A' && c <= 'Z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return "", "", false
+		}
+	}
+	return name, rest, true
+}
+
+// envPlaces are the places a $NAME entry names where the person's
+// environment sets NAME: each absolute path of its value (a list, as
+// $KUBECONFIG is, split at ':'), with the entry's rest joined on. A
+// directory entry that would be the root, the home, the folder or a
+// directory above one of them is left out: denying it would deny the work
+// itself (GNUPGHOME=$HOME is a mistake, not a place for keys alone).
+func envPlaces(opts Options, e CatalogueEntry) []string {
+	name, rest, _ := envEntry(e.Path)
+	v := opts.Getenv(name)
+	if v == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range filepath.SplitList(v) {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		p = filepath.Join(p, rest)
+		if e.Dir || rest == "" {
+			broad := p == "/"
+			for _, w := range []string{opts.Home, opts.Folder} {
+				if w != "" && (w == p || strings.HasPrefix(w, p+string(filepath.Separator))) {
+					broad = true
+				}
+			}
+			if broad {
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -67,3 +67,43 @@ func TestRefusalsNameTheCatalogueEntry(t *testing.T) {
 		}
 	}
 }
+
+// A $NAME entry is denied where the variable puts the tool's files: each
+// path of a list, the entry's rest joined on; a relative path, an unset
+// variable and a directory that is the home, the folder or above them
+// add nothing; the tool's other files there stay ordinary.
+func TestCatalogueFollowsTheVariablesThatMoveCredentials(t *testing.T) {
+	root := t.TempDir()
+	home, folder := filepath.Join(root, "home"), filepath.Join(root, "home", "src", "proj")
+	env := map[string]string{
+		"CARGO_HOME":                     filepath.Join(root, "opt", "cargo"),
+		"KUBECONFIG":                     filepath.Join(root, "k1") + ":relative/k2:" + filepath.Join(root, "etc", "k3"),
+		"GOOGLE_APPLICATION_CREDENTIALS": filepath.Join(root, "keys", "sa.json"),
+		"GNUPGHOME":                      home,                 // the home itself: left out
+		"PASSWORD_STORE_DIR":             root,                 // above the home: left out
+		"GH_CONFIG_DIR":                  folder + "/.gh",      // inside the folder: denied
+		"CLOUDSDK_CONFIG":                filepath.Dir(folder), // above the folder: left out
+	}
+	d := NewPathDenylist(Options{Folder: folder, Home: home, Getenv: func(k string) string { return env[k] }})
+	for path, want := range map[string]string{
+		filepath.Join(root, "opt", "cargo", "credentials.toml"): "$CARGO_HOME/credentials.toml in nodwyn's credential catalogue",
+		filepath.Join(root, "opt", "cargo", "credentials"):      "$CARGO_HOME/credentials in",
+		filepath.Join(root, "k1"):                               "$KUBECONFIG in",
+		filepath.Join(root, "etc", "k3"):                        "$KUBECONFIG in",
+		filepath.Join(root, "keys", "sa.json"):                  "a Google service account key",
+		filepath.Join(folder, ".gh", "hosts.yml"):               "$GH_CONFIG_DIR in",
+	} {
+		if denied, why := d.Denied(path); !denied || !strings.Contains(why, want) {
+			t.Errorf("%s: denied %v (%s), want %q", path, denied, why, want)
+		}
+	}
+	for _, path := range []string{
+		filepath.Join(root, "opt", "cargo", "config.toml"), filepath.Join(root, "opt", "cargo", "registry", "x.crate"),
+		filepath.Join(home, "notes.txt"), filepath.Join(folder, "main.go"), filepath.Join(root, "other.txt"),
+		filepath.Join(folder, "relative", "k2"), filepath.Join(root, "keys", "README"),
+	} {
+		if denied, why := d.Denied(path); denied {
+			t.Errorf("%s is denied (%s)", path, why)
+		}
+	}
+}

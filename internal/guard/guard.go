@@ -143,7 +143,11 @@ type Options struct {
 	// Deny are the person's own additions to the credential catalogue
 	// ([sandbox] deny in their config.toml; never a project's): ~/… or
 	// absolute paths, denied as the catalogue's are.
-	Deny            []string
+	Deny []string
+	// Getenv reads the variables that move a catalogued place out of the
+	// home ($CARGO_HOME, $GNUPGHOME, $KUBECONFIG …: catalogue.txt's $NAME
+	// entries). nil: os.Getenv.
+	Getenv          func(string) string
 	Sandbox         bool
 	Unattended      bool
 	Lean            bool
@@ -267,6 +271,9 @@ func withDefaults(opts Options) Options {
 	}
 	if opts.CredentialsDir == "" {
 		opts.CredentialsDir = os.Getenv("CREDENTIALS_DIRECTORY")
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
 	}
 	if opts.AnalysisTimeout <= 0 {
 		opts.AnalysisTimeout = 200 * time.Millisecond

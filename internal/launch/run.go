@@ -303,9 +303,9 @@ func Run(ctx context.Context, spec Spec, h Hooks) (session.Outcome, error) {
 		Model: model, ModelName: pc.Model, Provider: pc.Provider, BaseURL: pc.BaseURL, API: pc.API,
 		ContextWindow: cfg.Provider.ContextWindow, Prices: cfg.Provider.Prices,
 		Dirs: dirs, Store: st, ResumeID: resumeID, ProjectScheme: pt.Scheme,
-		Secrets: secretsOf(pc.APIKey),
-		Sinks:   sinks,
-		Stdout:  termtext.Writer(stderr), // what Scheme displays, on the display: escaped, as the renderer's lines are
+		Secrets: secretsOf(pc.APIKey), Getenv: getenv,
+		Sinks:  sinks,
+		Stdout: termtext.Writer(stderr), // what Scheme displays, on the display: escaped, as the renderer's lines are
 
 		NoKernelFloor: r.NoKernelFloor,
 		Writable:      r.Writable,

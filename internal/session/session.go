@@ -77,6 +77,10 @@ type Options struct {
 	Store    *store.Store
 	ResumeID string // continue this session
 
+	// Getenv is the environment the person started nodwyn with, the
+	// secret-looking variables it hid from its own included (cli.Getenv):
+	// the credential catalogue's $NAME entries read it. nil: os.Getenv.
+	Getenv  func(string) string
 	Secrets []string // exact secret values (API keys): redacted and scanned for
 
 	// Sinks receive every event as it is written to the log.
@@ -316,6 +320,7 @@ func New(ctx context.Context, opts Options) (_ *Session, err error) {
 		DataDir:        opts.Dirs.Data,
 		CredentialsDir: os.Getenv("CREDENTIALS_DIRECTORY"),
 		Deny:           opts.ConfigSeam.Deny,
+		Getenv:         opts.Getenv,
 	}
 	// The kernel floor's trial ruleset is built while the init chain
 	// loads (on the other processor, where there is one): it needs only
