@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,18 +103,9 @@ Going on.
 func TestACallRunningWhenTheSessionDiedIsToldAsStopped(t *testing.T) {
 	c := newConsole(t, baseOpts(t), "> reply\nDone.\n")
 	s := c.s
-	s.messages = []provider.Message{
-		{Role: provider.RoleUser, Content: "the task"},
-		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{
-			{ID: "c1", Name: "shell-exec", Arguments: `{"command":"sleep 60"}`},
-			{ID: "c2", Name: "shell-exec", Arguments: `{"command":"true"}`},
-		}},
-	}
 	// What the killed process had logged: the reply, the first call and
 	// its decision, and no more.
-	s.emit(event.ModelReply{ToolCalls: []event.ReplyCall{{ID: "c1", Name: "shell-exec"}, {ID: "c2", Name: "shell-exec"}}})
-	s.emit(event.ToolCall{ID: "c1", Name: "shell-exec", N: 1, Arguments: map[string]any{"command": "sleep 60"}})
-	s.emit(event.ToolDecision{ID: "c1", Name: "shell-exec", Allowed: true, Decision: "allow"})
+	killedMidReply(s, []string{"sleep 60", "true"}, 1, nil)
 	s.closeInterrupted(context.Background())
 
 	if len(s.messages) != 4 {
@@ -283,5 +276,30 @@ func TestCompactRefusesASummaryThatIsNotSmaller(t *testing.T) {
 				t.Errorf("%d messages after compacting %d", len(c.s.messages), len(msgs))
 			}
 		})
+	}
+}
+
+// killedMidReply makes s's conversation the task and one reply whose
+// shell-exec calls c1, c2 … run commands, and logs what a process killed
+// during that reply had logged: the reply, and for each of the first
+// started calls its call and allowing decision, and its result where
+// results has one (by id).
+func killedMidReply(s *Session, commands []string, started int, results map[string]string) {
+	var calls []provider.ToolCall
+	var logged []event.ReplyCall
+	for i, c := range commands {
+		id := fmt.Sprintf("c%d", i+1)
+		args, _ := json.Marshal(map[string]string{"command": c})
+		calls = append(calls, provider.ToolCall{ID: id, Name: "shell-exec", Arguments: string(args)})
+		logged = append(logged, event.ReplyCall{ID: id, Name: "shell-exec"})
+	}
+	s.messages = []provider.Message{{Role: provider.RoleUser, Content: "the task"}, {Role: provider.RoleAssistant, ToolCalls: calls}}
+	s.emit(event.ModelReply{ToolCalls: logged})
+	for i, c := range calls[:started] {
+		s.emit(event.ToolCall{ID: c.ID, Name: c.Name, N: i + 1, Arguments: map[string]any{"command": commands[i]}})
+		s.emit(event.ToolDecision{ID: c.ID, Name: c.Name, Allowed: true, Decision: "allow"})
+		if out, ok := results[c.ID]; ok {
+			s.emit(s.toolResult(c.ID, c.Name, false, 0, out, nil, 3, ""))
+		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nodwyn/nodwyn/internal/event"
 	"github.com/nodwyn/nodwyn/internal/provider"
 	"github.com/nodwyn/nodwyn/internal/store"
 	"github.com/nodwyn/nodwyn/scheme"
@@ -136,19 +135,7 @@ Going on.
 		}
 		c := newConsole(t, opts, "> reply\nDone.\n")
 		s := c.s
-		s.messages = []provider.Message{
-			{Role: provider.RoleUser, Content: "the task"},
-			{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{
-				{ID: "c1", Name: "shell-exec", Arguments: `{"command":"echo ran"}`},
-				{ID: "c2", Name: "shell-exec", Arguments: `{"command":"sleep 60"}`},
-			}},
-		}
-		s.emit(event.ModelReply{ToolCalls: []event.ReplyCall{{ID: "c1", Name: "shell-exec"}, {ID: "c2", Name: "shell-exec"}}})
-		s.emit(event.ToolCall{ID: "c1", Name: "shell-exec", N: 1, Arguments: map[string]any{"command": "echo ran"}})
-		s.emit(event.ToolDecision{ID: "c1", Name: "shell-exec", Allowed: true, Decision: "allow"})
-		s.emit(s.toolResult("c1", "shell-exec", false, 0, "ran\n", nil, 3, ""))
-		s.emit(event.ToolCall{ID: "c2", Name: "shell-exec", N: 2, Arguments: map[string]any{"command": "sleep 60"}})
-		s.emit(event.ToolDecision{ID: "c2", Name: "shell-exec", Allowed: true, Decision: "allow"})
+		killedMidReply(s, []string{"echo ran", "sleep 60"}, 2, map[string]string{"c1": "ran\n"})
 		s.closeInterrupted(context.Background())
 		var read []string
 		for _, m := range s.messages[2:] {
