@@ -116,13 +116,20 @@ func codeWord(code, name string) bool {
 	}
 }
 
-// deny records a refusal for naming a denied directory.
+// deny records a refusal for naming a denied place: dir, the catalogue's
+// entry that denies it where there is one.
 func (j *argvJudge) deny(path, dir string) {
+	what := "credentials, or nodwyn's own configuration and data"
+	if j.t.Denylist != nil {
+		if e, ok := j.t.Denylist.entries[dir]; ok {
+			what = fmt.Sprintf("%s in nodwyn's credential catalogue: %s", e.Path, e.What)
+		}
+	}
 	if j.t.Sandbox {
-		j.find(Refuse, fmt.Sprintf("the line names %s, in a directory nodwyn keeps off limits in sandbox mode too (%s: credentials, or nodwyn's own configuration and data), so it was refused and nothing of it ran; do the task without it", path, dir))
+		j.find(Refuse, fmt.Sprintf("the line names %s, in a directory nodwyn keeps off limits in sandbox mode too (%s: %s), so it was refused and nothing of it ran; do the task without it", path, dir, what))
 		return
 	}
-	j.find(Refuse, fmt.Sprintf("the line names %s, in %s, a directory nodwyn keeps off limits because it holds credentials or nodwyn's own configuration and data; nobody can approve that, so it was refused and nothing of it ran; do the task without it", path, dir))
+	j.find(Refuse, fmt.Sprintf("the line names %s, in %s (%s), which nodwyn keeps off limits; nobody can approve that, so it was refused and nothing of it ran; do the task without it", path, dir, what))
 }
 
 // checkNearDenied notes a path whose known beginning is a directory that
