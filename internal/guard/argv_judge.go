@@ -501,7 +501,7 @@ func (j *argvJudge) Act(r *bashread.Reading, a bashread.Act) {
 		j.gitReadsRepo(r, a.Prog)
 	case bashread.ActGitHooks:
 		if !j.t.Sandbox {
-			j.find(SecurityConfirm, "git -c core.hooksPath makes git run hooks from "+a.What+"; a person is asked")
+			j.find(SecurityConfirm, "git is told to run hooks from, or read its configuration (aliases, pager, hooks) from, "+a.What+" (core.hooksPath, include.path, GIT_CONFIG_GLOBAL …); a person is asked")
 		}
 	case bashread.ActGitRemoteConfig:
 		j.find(Confirm, "git -c "+a.What+" changes how git reaches remotes; a person is asked")

@@ -178,7 +178,17 @@ func TestOptionsAndVariablesThatCarryACommandAreJudgedAsCommands(t *testing.T) {
 		`export GIT_CONFIG_PARAMETERS="'alias.x=!cat /etc/shadow'"; git x`,
 		`GIT_CONFIG_PARAMETERS="'core.hooksPath'='/etc'" git commit -m m`,
 		`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='cat /etc/shadow' git log`,
+		// git's reading, not a simpler one (a review's finds)
+		`GIT_CONFIG_PARAMETERS="'diff.a=b.textconv'='cat /etc/shadow'" git diff`,
+		`GIT_CONFIG_PARAMETERS=$'\'user.name=x\'\r\'alias.z=!cat /etc/shadow\'' git z`,
+		`GIT_CONFIG_PARAMETERS="' alias.z =!cat /etc/shadow'" git z`,
+		// a file of configuration, whose aliases run
+		`git -c include.path=inc.cfg z`,
+		`GIT_CONFIG_PARAMETERS="'include.path'='inc.cfg'" git z`,
+		`GIT_CONFIG_GLOBAL=inc.cfg git z`,
+		`GIT_CONFIG_SYSTEM=inc.cfg git z`,
 	} {
+
 		if d := judge(t, g, line); d.Verdict < SecurityConfirm {
 			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
 		}

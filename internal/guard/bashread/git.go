@@ -116,6 +116,13 @@ func (an *Reading) git(base string, args []string, stdin string) string {
 
 func (an *Reading) gitConfig(kv string) {
 	k, v, _ := strings.Cut(kv, "=")
+	an.gitConfigKV(k, v)
+}
+
+// gitConfigKV judges one configuration item git takes from -c or the
+// environment.
+func (an *Reading) gitConfigKV(k, v string) {
+	k = strings.TrimSpace(k)
 	an.judge(v, UseMention)
 	if lk := strings.ToLower(k); strings.HasPrefix(lk, "remote.") && (strings.HasSuffix(lk, ".url") || strings.HasSuffix(lk, ".pushurl") || strings.HasSuffix(lk, ".proxy")) {
 		// Where a remote is, or how it is reached: the session's egress
@@ -136,7 +143,9 @@ func (an *Reading) gitConfig(kv string) {
 		}
 	case strings.HasSuffix(lk, "hookspath") || strings.HasSuffix(lk, "worktree") || strings.HasPrefix(lk, "include") || strings.Contains(lk, "ssl") || strings.Contains(lk, "cookiefile"):
 		an.judge(v, UseRecursive)
-		if lk == "core.hookspath" {
+		if lk == "core.hookspath" || strings.HasPrefix(lk, "include") {
+			// Hooks from there, or a file of configuration whose
+			// aliases, pager and hooks run unread.
 			an.act(ActGitHooks, "git", v)
 		}
 	case strings.HasPrefix(lk, "protocol.") || strings.HasPrefix(lk, "url."):

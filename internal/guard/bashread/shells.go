@@ -42,11 +42,16 @@ func (an *Reading) varCarries(name, v string) {
 		if !ok {
 			an.uncertain = true
 		}
-		for _, kv := range items {
-			an.gitConfig(kv)
+		for _, it := range items {
+			an.gitConfigKV(it[0], it[1])
 		}
 	case strings.HasPrefix(name, "GIT_CONFIG_KEY_"): // its value is GIT_CONFIG_VALUE_n's, judged as a command
-		an.gitConfig(v + "=")
+		an.gitConfigKV(v, "")
+	case name == "GIT_CONFIG_GLOBAL" || name == "GIT_CONFIG_SYSTEM" || name == "GIT_CONFIG":
+		// A configuration file git reads: what it sets (an alias, a pager,
+		// a hook path) runs as -c would, unread.
+		an.judge(v, UseOperand)
+		an.act(ActGitHooks, "git", v)
 	case pathVars[name]:
 		for _, p := range pathListSep.Split(v, -1) {
 			p = strings.TrimPrefix(p, "--require=")
@@ -212,39 +217,66 @@ var encoderWords = Lazy(`\b(?:base64|base32|basenc|openssl|xxd|uudecode|gunzip|z
 
 var shebangShell = Lazy(`^#!\s*\S*/(?:env\s+)?(?:ba|da|z|k|a|mk)?sh\b`)
 
-// gitConfigParameters splits GIT_CONFIG_PARAMETERS as git reads it: items
-// separated by spaces, each 'key=value' or 'key'='value', single-quoted
-// with \' for a quote. ok is false when the text does not parse (an
+// gitConfigParameters splits GIT_CONFIG_PARAMETERS as git reads it
+// (config.c, git_config_from_parameters): items separated by white space
+// (\r, \v and \f too), each 'key=value' (the key trimmed; it ends at the
+// first =) or 'key'='value' (the key whole, = and all), single-quoted with
+// \' for a quote. ok is false when the text does not parse (an
 // unterminated quote), with the items read until then.
-func gitConfigParameters(s string) (items []string, ok bool) {
-	var cur strings.Builder
-	in, have := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case in && c == '\'':
-			in = false
-		case in:
-			cur.WriteByte(c)
-		case c == '\'':
-			in, have = true, true
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			have = true
-		case c == ' ' || c == '\t' || c == '\n':
-			if have {
-				items = append(items, cur.String())
+func gitConfigParameters(s string) (items [][2]string, ok bool) {
+	const space = " \t\n\r\v\f"
+	i := 0
+	word := func() (string, bool) { // one quoted word: 'a'\''b'
+		var b strings.Builder
+		for i < len(s) && s[i] == '\'' {
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				b.WriteString(s[i+1:])
+				i = len(s)
+				return b.String(), false
 			}
-			cur.Reset()
-			have = false
-		default:
-			cur.WriteByte(c)
-			have = true
+			b.WriteString(s[i+1 : i+1+j])
+			i += j + 2
+			if strings.HasPrefix(s[i:], `\'`) {
+				b.WriteByte('\'')
+				i += 2
+			}
 		}
+		return b.String(), true
 	}
-	if have {
-		items = append(items, cur.String())
+	old := func(item string) [2]string {
+		k, v, _ := strings.Cut(item, "=")
+		return [2]string{strings.TrimSpace(k), v}
 	}
-	return items, !in
+	for {
+		for i < len(s) && strings.IndexByte(space, s[i]) >= 0 {
+			i++
+		}
+		if i >= len(s) {
+			return items, true
+		}
+		if s[i] != '\'' { // not git's format: judged as an old-style item
+			end := strings.IndexAny(s[i:], space)
+			if end < 0 {
+				end = len(s) - i
+			}
+			items = append(items, old(s[i:i+end]))
+			i += end
+			continue
+		}
+		first, done := word()
+		if !done {
+			return append(items, old(first)), false
+		}
+		if strings.HasPrefix(s[i:], "='") { // 'key'='value'
+			i++
+			v, done := word()
+			items = append(items, [2]string{first, v})
+			if !done {
+				return items, false
+			}
+			continue
+		}
+		items = append(items, old(first))
+	}
 }
