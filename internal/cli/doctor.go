@@ -184,7 +184,7 @@ func (c *DoctorCmd) Run(e *env) error {
 	}
 	fmt.Fprintln(w, "CA roots: "+caRootsLine(e.getenv))
 	if len(cfg.MCP.Servers) > 0 {
-		if failed, err := doctorMCP(w, cfg, dirs, folder, project != nil); err != nil {
+		if failed, err := doctorMCP(w, cfg, dirs, folder, project != nil, e.getenv); err != nil {
 			bad("mcp servers: %s", termtext.Line(err.Error()))
 		} else if failed > 0 {
 			problems++
@@ -204,12 +204,12 @@ const doctorMCPBound = 30 * time.Second
 
 // doctorMCP starts the declared servers as a run in folder would
 // (nodwyn mcp list's probe), prints a line for each, and stops them.
-func doctorMCP(w io.Writer, cfg *config.Config, dirs config.Dirs, folder string, trusted bool) (failed int, err error) {
+func doctorMCP(w io.Writer, cfg *config.Config, dirs config.Dirs, folder string, trusted bool, getenv func(string) string) (failed int, err error) {
 	contract, given, err := launch.LoadContract("", folder)
 	if err != nil {
 		contract, given = nil, false // the sandbox line says what is wrong with it
 	}
-	opts := session.Options{Folder: folder, Dirs: dirs}
+	opts := session.Options{Folder: folder, Dirs: dirs, Getenv: getenv} // the hidden variables too: the catalogue reads them
 	launch.ConfigOptions(&opts, cfg, contract, given, trusted)
 	ctx, cancel := context.WithTimeout(context.Background(), doctorMCPBound)
 	defer cancel()

@@ -3,8 +3,10 @@ package guard
 import (
 	_ "embed"
 	"fmt"
+	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -160,32 +162,63 @@ func envEntry(p string) (name, rest string, ok bool) {
 }
 
 // envPlaces are the places a $NAME entry names where the person's
-// environment sets NAME: each absolute path of its value (a list, as
-// $KUBECONFIG is, split at ':'), with the entry's rest joined on. A
-// directory entry that would be the root, the home, the folder or a
-// directory above one of them is left out: denying it would deny the work
-// itself (GNUPGHOME=$HOME is a mistake, not a place for keys alone).
+// environment sets NAME: each path of its value (a list, as $KUBECONFIG
+// is, split at ':'; a relative one from where nodwyn was started), with
+// the entry's rest joined on. Left out, by the path as written and as it
+// resolves: a place that is the root, the home, the folder, the scratch
+// directory or above one of them (GNUPGHOME=$HOME is a mistake, not a
+// place for keys alone); one inside the folder or the scratch directory
+// (the project's own file, as a project's .npmrc is); and one directly in
+// a shared temporary directory (/tmp/key.json): the kernel cannot deny a
+// file and still let commands make others beside it, so /tmp would be
+// closed to new files.
 func envPlaces(opts Options, e CatalogueEntry) []string {
 	name, rest, _ := envEntry(e.Path)
 	v := opts.Getenv(name)
 	if v == "" {
 		return nil
 	}
+	sep := string(filepath.Separator)
+	under := func(p, dir string) bool { return dir != "" && (p == dir || strings.HasPrefix(p, dir+sep)) }
+	both := func(ws ...string) []string { // as written and as they resolve
+		var out []string
+		for _, w := range ws {
+			if w != "" {
+				out = append(out, filepath.Clean(w), physical(w))
+			}
+		}
+		return out
+	}
+	above := both(opts.Home, opts.Folder, opts.Scratch) // a place may not hold these
+	inside := both(opts.Folder, opts.Scratch)           // nor be in these
+	temps := []string{"/tmp", "/var/tmp", filepath.Clean(os.TempDir()), physical(os.TempDir())}
 	var out []string
+places:
 	for _, p := range filepath.SplitList(v) {
-		if !filepath.IsAbs(p) {
+		if p == "" {
 			continue
 		}
+		if !filepath.IsAbs(p) {
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				continue
+			}
+			p = abs
+		}
 		p = filepath.Join(p, rest)
-		if e.Dir || rest == "" {
-			broad := p == "/"
-			for _, w := range []string{opts.Home, opts.Folder} {
-				if w != "" && (w == p || strings.HasPrefix(w, p+string(filepath.Separator))) {
-					broad = true
+		for _, q := range []string{p, physical(p)} {
+			if q == "/" || slices.Contains(temps, filepath.Dir(q)) {
+				continue places
+			}
+			for _, w := range above {
+				if under(w, q) {
+					continue places
 				}
 			}
-			if broad {
-				continue
+			for _, w := range inside {
+				if under(q, w) {
+					continue places
+				}
 			}
 		}
 		out = append(out, p)

@@ -69,20 +69,32 @@ func TestRefusalsNameTheCatalogueEntry(t *testing.T) {
 }
 
 // A $NAME entry is denied where the variable puts the tool's files: each
-// path of a list, the entry's rest joined on; a relative path, an unset
-// variable and a directory that is the home, the folder or above them
-// add nothing; the tool's other files there stay ordinary.
+// path of a list, the entry's rest joined on, a relative path from where
+// nodwyn started. Left out: an unset variable; a place that is the home,
+// the folder or above them, also through a link; one inside the folder
+// (the project's own file) or directly in /tmp. The tool's other files
+// there stay ordinary.
 func TestCatalogueFollowsTheVariablesThatMoveCredentials(t *testing.T) {
 	root := t.TempDir()
 	home, folder := filepath.Join(root, "home"), filepath.Join(root, "home", "src", "proj")
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "link-to-folder")
+	if err := os.Symlink(folder, link); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
 	env := map[string]string{
 		"CARGO_HOME":                     filepath.Join(root, "opt", "cargo"),
-		"KUBECONFIG":                     filepath.Join(root, "k1") + ":relative/k2:" + filepath.Join(root, "etc", "k3"),
+		"KUBECONFIG":                     filepath.Join(root, "k1") + "::relative/k2:" + filepath.Join(root, "etc", "k3"),
 		"GOOGLE_APPLICATION_CREDENTIALS": filepath.Join(root, "keys", "sa.json"),
-		"GNUPGHOME":                      home,                 // the home itself: left out
-		"PASSWORD_STORE_DIR":             root,                 // above the home: left out
-		"GH_CONFIG_DIR":                  folder + "/.gh",      // inside the folder: denied
-		"CLOUDSDK_CONFIG":                filepath.Dir(folder), // above the folder: left out
+		"GNUPGHOME":                      home,                 // the home itself
+		"PASSWORD_STORE_DIR":             root,                 // above the home
+		"GH_CONFIG_DIR":                  folder + "/.gh",      // inside the folder
+		"CLOUDSDK_CONFIG":                filepath.Dir(folder), // above the folder
+		"AZURE_CONFIG_DIR":               link,                 // the folder through a link
+		"PGPASSFILE":                     "/tmp/pgpass",        // directly in /tmp
 	}
 	d := NewPathDenylist(Options{Folder: folder, Home: home, Getenv: func(k string) string { return env[k] }})
 	for path, want := range map[string]string{
@@ -90,8 +102,8 @@ func TestCatalogueFollowsTheVariablesThatMoveCredentials(t *testing.T) {
 		filepath.Join(root, "opt", "cargo", "credentials"):      "$CARGO_HOME/credentials in",
 		filepath.Join(root, "k1"):                               "$KUBECONFIG in",
 		filepath.Join(root, "etc", "k3"):                        "$KUBECONFIG in",
+		filepath.Join(wd, "relative", "k2"):                     "$KUBECONFIG in",
 		filepath.Join(root, "keys", "sa.json"):                  "a Google service account key",
-		filepath.Join(folder, ".gh", "hosts.yml"):               "$GH_CONFIG_DIR in",
 	} {
 		if denied, why := d.Denied(path); !denied || !strings.Contains(why, want) {
 			t.Errorf("%s: denied %v (%s), want %q", path, denied, why, want)
@@ -100,7 +112,8 @@ func TestCatalogueFollowsTheVariablesThatMoveCredentials(t *testing.T) {
 	for _, path := range []string{
 		filepath.Join(root, "opt", "cargo", "config.toml"), filepath.Join(root, "opt", "cargo", "registry", "x.crate"),
 		filepath.Join(home, "notes.txt"), filepath.Join(folder, "main.go"), filepath.Join(root, "other.txt"),
-		filepath.Join(folder, "relative", "k2"), filepath.Join(root, "keys", "README"),
+		filepath.Join(folder, ".gh", "hosts.yml"), filepath.Join(link, "main.go"), "/tmp/pgpass",
+		filepath.Join(root, "keys", "README"),
 	} {
 		if denied, why := d.Denied(path); denied {
 			t.Errorf("%s is denied (%s)", path, why)
