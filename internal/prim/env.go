@@ -152,7 +152,7 @@ var keyShapes = []keyShape{
 // a libpq DSN, Password=…; in a .NET connection string, sig=… in an Azure SAS
 // URL) whose values are secrets.
 var secretParams = []string{"password", "passwd", "pwd", "secret", "client_secret", "token", "access_token",
-	"auth_token", "authtoken", "refresh_token", "api_key", "apikey", "accountkey", "sharedaccesskey", "sig",
+	"auth_token", "authtoken", "accesstoken", "refreshtoken", "clientsecret", "refresh_token", "api_key", "api-key", "apikey", "accountkey", "sharedaccesskey", "sig",
 	"x-amz-signature", "x-amz-security-token"}
 
 // SecretValue reports whether a variable's value has the shape of a
@@ -233,10 +233,12 @@ func secretParam(v string) bool {
 			for j > 0 && paramNameChar(low[j-1]) {
 				j--
 			}
-			if j > 0 && !strings.ContainsRune("?&; \t\n", rune(low[j-1])) {
+			if j > 0 && !strings.ContainsRune("?&#,;\"' \t\n", rune(low[j-1])) {
 				continue
 			}
-			if j < i && ((low[j] < 'a' || low[j] > 'z') && low[j] != '_' || !strings.ContainsRune("_-.", rune(low[i-1]))) {
+			// After a _, - or ., or glued on when the name is long
+			// enough not to end other words (dbPassword, accessToken).
+			if j < i && ((low[j] < 'a' || low[j] > 'z') && low[j] != '_' || !strings.ContainsRune("_-.", rune(low[i-1])) && len(p) < 8) {
 				continue
 			}
 			if off < len(low) && !strings.ContainsRune("&; \t\n", rune(low[off])) {

@@ -71,6 +71,9 @@ func TestSecretValues(t *testing.T) {
 		"https://gitlab.example.com/api/v4/projects?private_token=glpat-abc",
 		"https://x.example/hook?x.secret=abcdefgh",
 		"https://npm.example.com/?_authToken=npm_abc", // npm's
+		"https://api.example.com/?accessToken=abc12345", "dbPassword=hunter22",
+		"https://api.example.com/?x-api-key=abc12345", "https://app.example/cb#access_token=abc12345",
+		"a=1,db_password=hunter22", `"db_password=hunter22"`,
 		"sk-" + strings.Repeat("a1B2", 12),
 		"sk-proj-" + strings.Repeat("Ab3_-x", 8),
 		"sk-ant-api03-" + strings.Repeat("xY9", 30),
