@@ -177,18 +177,8 @@ call shell-exec {"command": "touch started; sleep 30"}
 > reply if message contains go on
 Going on.
 `)
-	ctx, cancel := context.WithCancelCause(context.Background())
-	go func() {
-		for {
-			if _, err := os.Stat(filepath.Join(opts.Folder, "started")); err == nil {
-				cancel(ErrInterrupted)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
 	start := time.Now()
-	out := c.s.Continue(ctx, "wait")
+	out := continueInterrupted(c, opts.Folder, "wait")
 	if out.Status != "interrupted" {
 		t.Fatalf("status %q, want interrupted", out.Status)
 	}

@@ -29,6 +29,24 @@ func waitFile(t *testing.T, path string) {
 	t.Fatalf("%s never appeared", path)
 }
 
+// continueInterrupted sends the console session msg and interrupts the
+// turn, as Ctrl-C does, once the folder's file "started" exists (the
+// command the turn runs has begun); the turn's outcome.
+func continueInterrupted(c *consoleRun, folder, msg string) Outcome {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(folder, "started")); err == nil {
+				cancel(ErrInterrupted)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return c.s.Continue(ctx, msg)
+}
+
 // logEvents reads the session's log as it is on disk.
 func logEvents(t *testing.T, s *Session) []store.Event {
 	t.Helper()
@@ -60,12 +78,7 @@ call shell-exec {"command": "echo partial-output; touch started; sleep 30"}
 > reply if message contains go on
 Going on.
 `)
-	ctx, cancel := context.WithCancelCause(context.Background())
-	go func() {
-		waitFile(t, filepath.Join(opts.Folder, "started"))
-		cancel(ErrInterrupted)
-	}()
-	if out := c.s.Continue(ctx, "wait"); out.Status != "interrupted" {
+	if out := continueInterrupted(c, opts.Folder, "wait"); out.Status != "interrupted" {
 		t.Fatalf("status %q, want interrupted", out.Status)
 	}
 	if out := c.s.Continue(context.Background(), "go on"); out.Text != "Going on." {

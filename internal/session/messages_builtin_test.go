@@ -113,12 +113,7 @@ call shell-exec {"command": "`+command+`; touch started; sleep 30"}
 > reply
 Going on.
 `)
-		ctx, cancel := context.WithCancelCause(context.Background())
-		go func() {
-			waitFile(t, filepath.Join(opts.Folder, "started"))
-			cancel(ErrInterrupted)
-		}()
-		if out := c.s.Continue(ctx, "wait"); out.Status != "interrupted" {
+		if out := continueInterrupted(c, opts.Folder, "wait"); out.Status != "interrupted" {
 			t.Fatalf("status %q, want interrupted", out.Status)
 		}
 		c.s.Continue(context.Background(), "go on")
