@@ -389,15 +389,36 @@ func (s *Store) ResolveID(ref string) (string, error) {
 	return "", fmt.Errorf("%q is the start of more than one session (%s): give more of the id", ref, strings.Join(match, ", "))
 }
 
-// EndpointWithoutSecret is a provider's base URL as a session's state keeps
-// it: without the user and password an endpoint may carry
-// (https://user:pw@gw/v1 is kept as https://gw/v1), which are a secret.
-// What is not a URL is kept as it is.
+// EndpointWithoutSecret is a provider's base URL as a session's state and
+// its run.start keep it: without the user and password an endpoint may
+// carry (https://user:pw@gw/v1 is kept as https://gw/v1), nor a query
+// parameter whose name says it holds a key, a token, a secret, a password
+// or a signature (?api-key=…, ?token=…; ?api-version= stays), which are
+// secrets. What is not a URL is kept as it is.
 func EndpointWithoutSecret(u string) string {
 	p, err := url.Parse(u)
-	if err != nil || p.User == nil {
+	if err != nil {
 		return u
 	}
+	changed := p.User != nil
 	p.User = nil
+	if q := p.Query(); len(q) > 0 {
+		for name := range q {
+			low := strings.ToLower(name)
+			for _, w := range []string{"key", "token", "secret", "pass", "pwd", "sig", "auth", "credential"} {
+				if strings.Contains(low, w) {
+					q.Del(name)
+					changed = true
+					break
+				}
+			}
+		}
+		if changed {
+			p.RawQuery = q.Encode()
+		}
+	}
+	if !changed {
+		return u
+	}
 	return p.String()
 }
