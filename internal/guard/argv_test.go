@@ -195,7 +195,9 @@ func TestOptionsAndVariablesThatCarryACommandAreJudgedAsCommands(t *testing.T) {
 	}
 	for _, line := range []string{"git -c user.name=x commit -m msg", "sed -n '1,5p' main.go", "PAGER=cat git log", "python3 -c 'import os; print(os.environ)'",
 		`GIT_CONFIG_PARAMETERS="'user.name'='x' 'user.email=x@example.com'" git commit -m msg`,
-		`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=x git commit -m msg`} {
+		`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=x git commit -m msg`,
+		// /dev/null leaves a person's configuration or hooks out: nothing runs from it
+		"GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git commit -m msg", "git -c core.hooksPath=/dev/null commit -m msg"} {
 		if d := judge(t, g, line); d.Verdict != Allow {
 			t.Errorf("%q: %v (%s)", line, d.Verdict, d.Reason)
 		}

@@ -4,6 +4,7 @@ package bashread
 // transports, what loses work for good, and the repository it reads.
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -143,7 +144,7 @@ func (an *Reading) gitConfigKV(k, v string) {
 		}
 	case strings.HasSuffix(lk, "hookspath") || strings.HasSuffix(lk, "worktree") || strings.HasPrefix(lk, "include") || strings.Contains(lk, "ssl") || strings.Contains(lk, "cookiefile"):
 		an.judge(v, UseRecursive)
-		if lk == "core.hookspath" || strings.HasPrefix(lk, "include") {
+		if (lk == "core.hookspath" || strings.HasPrefix(lk, "include")) && v != os.DevNull { // /dev/null: no hooks, nothing included
 			// Hooks from there, or a file of configuration whose
 			// aliases, pager and hooks run unread.
 			an.act(ActGitHooks, "git", v)

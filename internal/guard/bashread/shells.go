@@ -5,6 +5,7 @@ package bashread
 // file the shell or the loader reads.
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -51,7 +52,9 @@ func (an *Reading) varCarries(name, v string) {
 		// A configuration file git reads: what it sets (an alias, a pager,
 		// a hook path) runs as -c would, unread.
 		an.judge(v, UseOperand)
-		an.act(ActGitHooks, "git", v)
+		if v != os.DevNull { // =/dev/null, to leave a person's configuration out, sets nothing
+			an.act(ActGitHooks, "git", v)
+		}
 	case pathVars[name]:
 		for _, p := range pathListSep.Split(v, -1) {
 			p = strings.TrimPrefix(p, "--require=")
