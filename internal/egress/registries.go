@@ -189,9 +189,7 @@ func goPrivateHosts(setting func(k, def string) (string, string)) []goHost {
 		v, from := setting(k, "")
 		for _, p := range strings.Split(v, ",") {
 			h, _, _ := strings.Cut(strings.TrimSpace(p), "/")
-			if rest, ok := strings.CutPrefix(h, "*."); ok && !strings.ContainsAny(rest, "*?[\\") && rest != "" {
-				out = append(out, goHost{h, from + " (modules fetched from their own host)"})
-			} else if h != "" && !strings.ContainsAny(h, "*?[\\") {
+			if rest := strings.TrimPrefix(h, "*."); rest != "" && !strings.ContainsAny(rest, "*?[\\") {
 				out = append(out, goHost{h, from + " (modules fetched from their own host)"})
 			}
 		}
