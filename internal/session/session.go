@@ -170,11 +170,12 @@ type Outcome struct {
 }
 
 // The bounds of loading the init chain ([limits] init_steps and
-// init_memory_mb in config.toml): an init.scm that loops or keeps building
-// data stops with an error that names the file, not a hung run.
+// init_memory_mb in config.toml, whose defaults these are): an init.scm
+// that loops or keeps building data stops with an error that names the
+// file, not a hung run.
 const (
-	DefaultInitSteps  = 50_000_000 // procedure calls per file: a few seconds
-	DefaultInitMemory = 256 << 20  // bytes
+	DefaultInitSteps  = config.DefaultInitSteps          // procedure calls per file: a few seconds
+	DefaultInitMemory = config.DefaultInitMemoryMB << 20 // bytes
 )
 
 // Errors that end a run; context.Cause of the run's context is one of them.
