@@ -23,17 +23,19 @@ build:
 # alongside the Go tests (mostly waiting on the processes they start), their
 # output printed after. go vet's checks are make vet's (make check, .ci/run),
 # not repeated here. -p: go test runs this many builds and test binaries at
-# once (by default one per core); the test binaries mostly wait on the
-# processes, namespaces and servers they start (on 2 shared cores, 165
-# CPU-seconds in 330 s), so twice as many as cores keeps the cores busy.
+# once (by default one per core); the test binaries often wait on the
+# processes, namespaces and servers they start, so twice as many as cores
+# keeps the cores busy (a cold run on 2 shared cores: 280-310 CPU-seconds
+# in 153-169 s, 2026-12-06).
 # -parallel: within a package, this many parallel tests at once (by default
 # one per core); the testscripts mostly wait on the nodwyn processes they
 # start: cmd/nodwyn's tests take 22 s of wall at 8 against 38 s at 2, for
 # the same processor time.
 # make test-race: the same under the race detector (it needs cgo, so a C
-# compiler). From a clean clone with an empty build cache on 2 cores it
-# takes about 490 CPU-seconds to make test's 330 (instrumented tests run 2-5
-# times slower), too many for make test's 3 minutes: .ci/run runs both.
+# compiler). Instrumented tests run 2-5 times slower (about 490
+# CPU-seconds cold on 2 cores when make test took 330, before the DWARF
+# and parallel changes), too many for make test's 3 minutes: .ci/run runs
+# both.
 # TEST_BUILD: the tests' binaries (and make test's nodwyn) carry no DWARF
 # debug information, which no test reads: from an empty build cache on 2
 # cores, compiling and linking every test binary takes 124 CPU-seconds
